@@ -1,0 +1,61 @@
+"""Budgets that bound compile time, automaton size and index memory.
+
+Every compile path takes a `Limits`; exceeding one raises `SpecTooComplex` naming the budget, so a
+hostile spec hits a clear error instead of the OOM killer or an endless wait.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from .errors import SpecTooComplex
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Compile budgets. ``Limits(max_seconds=2).deadline().check("regex")`` raises after 2 s.
+
+    >>> Limits().max_states
+    1000000
+    """
+
+    max_states: int = 1_000_000
+    max_seconds: float = 10.0
+    max_index_bytes: int = 1 << 30
+
+    def deadline(self) -> "Deadline":
+        return Deadline(time.monotonic() + self.max_seconds, self.max_seconds)
+
+    def check_states(self, n: int, what: str) -> None:
+        """Raise `SpecTooComplex` when an automaton for ``what`` has more than ``max_states`` states."""
+        if n > self.max_states:
+            raise SpecTooComplex(
+                f"{what}: automaton has {n:,} states, over the budget max_states={self.max_states:,}; "
+                "simplify the spec (fewer counted repeats or alternatives) or raise Limits.max_states",
+                budget="max_states",
+                limit=self.max_states,
+            )
+
+
+@dataclass
+class Deadline:
+    """A point in time after which compiling gives up with `SpecTooComplex`."""
+
+    at: float
+    seconds: float
+
+    def check(self, what: str) -> None:
+        if time.monotonic() > self.at:
+            raise SpecTooComplex(
+                f"{what}: compiling took longer than the budget max_seconds={self.seconds:g}; "
+                "simplify the spec or raise Limits.max_seconds",
+                budget="max_seconds",
+                limit=self.seconds,
+            )
+
+    def remaining(self) -> float:
+        return self.at - time.monotonic()
+
+
+DEFAULT_LIMITS = Limits()

@@ -1,0 +1,450 @@
+"""Regex specs and their minimized byte-level DFA.
+
+A pattern (Python ``re`` syntax, full match) is parsed by interegular into a character automaton,
+then every character transition is expanded into its UTF-8 byte sequences, giving a deterministic
+automaton over bytes. Working on bytes is what lets a token end in the middle of a multi-byte
+character. The result is minimized (Moore partition refinement, vectorized) and pruned to live
+states, and its 256 byte columns are folded into equivalence classes.
+
+Semantics: ``\\w``, ``\\d``, ``\\s`` are ASCII classes (as with ``re.ASCII`` and in ECMA-262 /
+JSON Schema); ``.`` is any character but ``\\n``; everything else follows Python's ``re``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import sre_constants
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import interegular
+import numpy as np
+from interegular.fsm import anything_else
+
+from .errors import RegexError, SpecTooComplex
+from .limits import DEFAULT_LIMITS, Limits
+
+_MAX_CODEPOINT = 0x10FFFF
+_SURROGATES = (0xD800, 0xDFFF)
+
+
+@dataclass
+class ByteDFA:
+    """A deterministic automaton over bytes in which every state can still reach an accepting state.
+
+    ``table[s, byte_class[b]]`` is the state after reading byte ``b`` in state ``s`` (-1: rejected).
+
+    >>> dfa = regex_to_dfa("ab|c")
+    >>> dfa.accepts(b"ab"), dfa.accepts(b"a"), dfa.accepts(b"abc")
+    (True, False, False)
+    """
+
+    table: np.ndarray
+    byte_class: np.ndarray
+    initial: int
+    accepting: np.ndarray
+
+    @property
+    def n_states(self) -> int:
+        return int(self.table.shape[0])
+
+    def step(self, state: int, byte: int) -> int:
+        return int(self.table[state, self.byte_class[byte]])
+
+    def walk(self, state: int, data: bytes) -> int:
+        """State after reading ``data`` from ``state``; -1 as soon as a byte is rejected."""
+        table, cls = self.table, self.byte_class
+        for b in data:
+            state = int(table[state, cls[b]])
+            if state < 0:
+                return -1
+        return state
+
+    def accepts(self, data: bytes) -> bool:
+        s = self.walk(self.initial, data)
+        return s >= 0 and bool(self.accepting[s])
+
+    def full_table(self) -> np.ndarray:
+        """The (n_states, 256) transition table."""
+        return self.table[:, self.byte_class]
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.table.nbytes + self.byte_class.nbytes + self.accepting.nbytes)
+
+
+# ---------------------------------------------------------------------------------------------
+# Specs
+
+
+@dataclass(frozen=True)
+class Regex:
+    """A regular-expression spec: the output must fully match ``pattern``.
+
+    >>> Regex(r"\\d{4}-\\d{2}-\\d{2}").pattern
+    '\\\\d{4}-\\\\d{2}-\\\\d{2}'
+    """
+
+    pattern: str
+
+    def __post_init__(self):
+        if not isinstance(self.pattern, str):
+            raise RegexError(f"a regex pattern must be a str, got {type(self.pattern).__name__}")
+
+    @property
+    def fingerprint(self) -> str:
+        return "regex:" + hashlib.sha256(self.pattern.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+    def to_regex(self) -> str:
+        return self.pattern
+
+    def _build(self, vocab, limits: Limits | None = None):
+        from .index import RegexIndex
+
+        return RegexIndex(regex_to_dfa(self.pattern, limits), vocab, fingerprint=self.fingerprint)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The output is exactly one of ``options`` (literal strings).
+
+    >>> Choice(["yes", "no"]).to_regex()
+    '(?:yes|no)'
+    """
+
+    options: tuple[str, ...] = field()
+
+    def __init__(self, options: Sequence[str]):
+        if isinstance(options, str) or not isinstance(options, (list, tuple)):
+            raise RegexError("Choice takes a list of strings, e.g. Choice(['yes', 'no'])")
+        if not options:
+            raise RegexError("Choice needs at least one option")
+        for i, o in enumerate(options):
+            if not isinstance(o, str):
+                raise RegexError(f"Choice option {i} is {type(o).__name__}, not a str")
+        object.__setattr__(self, "options", tuple(options))
+
+    def to_regex(self) -> str:
+        return "(?:" + "|".join(re.escape(o) for o in self.options) + ")"
+
+    @property
+    def fingerprint(self) -> str:
+        return "choice:" + hashlib.sha256(self.to_regex().encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+    def _build(self, vocab, limits: Limits | None = None):
+        from .index import RegexIndex
+
+        return RegexIndex(regex_to_dfa(self.to_regex(), limits), vocab, fingerprint=self.fingerprint)
+
+
+# ---------------------------------------------------------------------------------------------
+# Validation: reject what no finite automaton can honour, with the position.
+
+_UNSUPPORTED = {
+    sre_constants.GROUPREF: "a backreference",
+    sre_constants.GROUPREF_EXISTS: "a conditional group (?(...)...)",
+    sre_constants.ASSERT: "a lookaround assertion",
+    sre_constants.ASSERT_NOT: "a negative lookaround assertion",
+}
+_ANCHORS = {sre_constants.AT}
+
+
+def _find_construct(pattern: str, kind: str) -> int:
+    probes = {
+        "a backreference": r"\\[1-9]|\(\?P=",
+        "a conditional group (?(...)...)": r"\(\?\(",
+        "a lookaround assertion": r"\(\?<?=",
+        "a negative lookaround assertion": r"\(\?<?!",
+        "an anchor": r"\\[bBAZ]|\^|\$",
+    }
+    m = re.search(probes.get(kind, "$^"), pattern)
+    return m.start() if m else -1
+
+
+def _validate(pattern: str) -> None:
+    try:
+        import re._parser as sre_parse  # type: ignore[import-not-found]
+    except ImportError:  # Python 3.10
+        import sre_parse  # type: ignore[no-redef]
+    try:
+        parsed = sre_parse.parse(pattern)
+    except re.error as exc:
+        pos = f" at position {exc.pos}" if exc.pos is not None else ""
+        raise RegexError(f"invalid regex {pattern!r}: {exc.msg}{pos}") from None
+    except (RecursionError, OverflowError) as exc:
+        raise RegexError(f"regex {pattern[:80]!r} is too deeply nested or too large: {exc}") from None
+    if parsed.state.flags & (re.MULTILINE | re.VERBOSE):
+        raise RegexError(f"regex {pattern[:80]!r}: the (?m) and (?x) flags are not supported")
+
+    def visit(items) -> None:
+        for op, av in items:
+            if op in _UNSUPPORTED:
+                what = _UNSUPPORTED[op]
+                pos = _find_construct(pattern, what)
+                where = f" at position {pos}" if pos >= 0 else ""
+                raise RegexError(f"regex {pattern[:80]!r} uses {what}{where}, which no automaton can enforce")
+            if op in _ANCHORS:
+                pos = _find_construct(pattern, "an anchor")
+                where = f" at position {pos}" if pos >= 0 else ""
+                raise RegexError(
+                    f"regex {pattern[:80]!r} uses an anchor or word boundary{where}; patterns are always "
+                    "matched in full, so drop ^ and $ (and \\b is not supported)"
+                )
+            if op is sre_constants.SUBPATTERN:
+                visit(av[-1])
+            elif op is sre_constants.BRANCH:
+                for b in av[1]:
+                    visit(b)
+            elif op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT, getattr(sre_constants, "POSSESSIVE_REPEAT", None)):
+                visit(av[2])
+            elif op is getattr(sre_constants, "ATOMIC_GROUP", None):
+                visit(av)
+
+    visit(parsed)
+
+
+# ---------------------------------------------------------------------------------------------
+# Character sets -> UTF-8 byte-range sequences
+
+
+def _codepoint_ranges(chars: set[str], complement: bool) -> list[tuple[int, int]]:
+    """Sorted disjoint code point ranges of ``chars`` (or of its complement), surrogates removed."""
+    cps = sorted(ord(c) for c in chars if len(c) == 1)
+    ranges: list[tuple[int, int]] = []
+    for c in cps:
+        if ranges and ranges[-1][1] + 1 == c:
+            ranges[-1] = (ranges[-1][0], c)
+        else:
+            ranges.append((c, c))
+    if complement:
+        comp, lo = [], 0
+        for a, b in ranges:
+            if a > lo:
+                comp.append((lo, a - 1))
+            lo = b + 1
+        if lo <= _MAX_CODEPOINT:
+            comp.append((lo, _MAX_CODEPOINT))
+        ranges = comp
+    out = []
+    for a, b in ranges:  # surrogates cannot be encoded in UTF-8
+        if b < _SURROGATES[0] or a > _SURROGATES[1]:
+            out.append((a, b))
+        else:
+            if a < _SURROGATES[0]:
+                out.append((a, _SURROGATES[0] - 1))
+            if b > _SURROGATES[1]:
+                out.append((_SURROGATES[1] + 1, b))
+    return out
+
+
+def utf8_sequences(lo: int, hi: int) -> list[tuple[tuple[int, int], ...]]:
+    """Split code points ``lo..hi`` into byte-range sequences whose products are exactly their UTF-8 encodings.
+
+    >>> utf8_sequences(0x61, 0x62)
+    [((97, 98),)]
+    """
+    out = []
+    stack = [(lo, hi)]
+    while stack:
+        s, e = stack.pop()
+        while True:
+            for maxv in (0x7F, 0x7FF, 0xFFFF):
+                if s <= maxv < e:
+                    stack.append((maxv + 1, e))
+                    e = maxv
+            if e <= 0x7F:
+                out.append(((s, e),))
+                break
+            split = False
+            for i in range(1, 4):
+                m = (1 << (6 * i)) - 1
+                if (s & ~m) != (e & ~m):
+                    if (s & m) != 0:
+                        stack.append(((s | m) + 1, e))
+                        e = s | m
+                        split = True
+                        break
+                    if (e & m) != m:
+                        stack.append((e & ~m, e))
+                        e = (e & ~m) - 1
+                        split = True
+                        break
+            if split:
+                continue
+            a, b = chr(s).encode("utf-8"), chr(e).encode("utf-8")
+            out.append(tuple(zip(a, b)))
+            break
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# interegular char FSM -> byte DFA
+
+
+def _char_fsm(pattern: str, limits: Limits):
+    try:
+        return interegular.parse_pattern(pattern).to_fsm()
+    except RecursionError:
+        raise SpecTooComplex(f"regex {pattern[:80]!r} is nested too deeply", budget="recursion") from None
+    except MemoryError:
+        raise SpecTooComplex(f"regex {pattern[:80]!r} needs too much memory", budget="max_index_bytes") from None
+    except Exception as exc:  # interegular raises its own parse errors and `Unsupported`
+        raise RegexError(f"regex {pattern[:80]!r} is not supported: {exc}") from None
+
+
+def regex_to_dfa(pattern: str, limits: Limits | None = None) -> ByteDFA:
+    """Compile a pattern to a minimized, live-pruned byte DFA.
+
+    >>> regex_to_dfa("caf\\u00e9").accepts("café".encode())
+    True
+    """
+    limits = limits or DEFAULT_LIMITS
+    deadline = limits.deadline()
+    _validate(pattern)
+    cfsm = _char_fsm(pattern, limits)
+    deadline.check(f"regex {pattern[:60]!r}")
+    limits.check_states(len(cfsm.states), f"regex {pattern[:60]!r}")
+
+    # Character classes of the alphabet -> code point ranges.
+    mapping = cfsm.alphabet._symbol_mapping
+    explicit = {c for c in mapping if c is not anything_else}
+    class_chars: dict[int, set[str]] = {}
+    other_class = mapping.get(anything_else)
+    for c, k in mapping.items():
+        if c is not anything_else:
+            class_chars.setdefault(k, set()).add(c)
+    class_ranges: dict[int, list[tuple[int, int]]] = {}
+    for k in set(mapping.values()):
+        rs = _codepoint_ranges(class_chars.get(k, set()), complement=False)
+        if k == other_class:
+            rs = sorted(rs + _codepoint_ranges(explicit, complement=True))
+        class_ranges[k] = rs
+    class_seqs = {k: [seq for a, b in rs for seq in utf8_sequences(a, b)] for k, rs in class_ranges.items()}
+
+    states = sorted(cfsm.states, key=lambda s: (s != cfsm.initial, str(s)))
+    sid = {s: i for i, s in enumerate(states)}
+    n_char = len(states)
+    rows: list[np.ndarray] = [np.full(256, -1, dtype=np.int32) for _ in range(n_char)]
+    memo: dict[frozenset, int] = {}
+
+    def build(items: frozenset) -> int:
+        node = memo.get(items)
+        if node is not None:
+            return node
+        node = len(rows)
+        rows.append(np.full(256, -1, dtype=np.int32))
+        memo[items] = node
+        fill(rows[node], items)
+        return node
+
+    def fill(row: np.ndarray, items) -> None:
+        cuts = set()
+        for seq, _ in items:
+            cuts.add(seq[0][0])
+            cuts.add(seq[0][1] + 1)
+        cuts = sorted(cuts)
+        for x, y in zip(cuts, cuts[1:]):
+            children = [(seq[1:], t) for seq, t in items if seq[0][0] <= x and y - 1 <= seq[0][1]]
+            if not children:
+                continue
+            if len(children[0][0]) == 0:
+                row[x:y] = children[0][1]
+            else:
+                row[x:y] = build(frozenset(children))
+
+    for s in states:
+        items = []
+        for k, t in cfsm.map.get(s, {}).items():
+            tid = sid[t]
+            items.extend((seq, tid) for seq in class_seqs.get(k, ()))
+        if items:
+            fill(rows[sid[s]], items)
+        if len(rows) > limits.max_states:
+            limits.check_states(len(rows), f"regex {pattern[:60]!r}")
+        deadline.check(f"regex {pattern[:60]!r}")
+
+    table = np.stack(rows)
+    accepting = np.zeros(len(rows), dtype=bool)
+    for s in cfsm.finals:
+        accepting[sid[s]] = True
+    dfa = _finish(table, 0, accepting, deadline, f"regex {pattern[:60]!r}")
+    if dfa is None:
+        raise RegexError(f"regex {pattern[:80]!r} matches no string at all")
+    return dfa
+
+
+def _finish(table: np.ndarray, initial: int, accepting: np.ndarray, deadline, what: str) -> ByteDFA | None:
+    """Trim to states reachable and co-reachable, minimize, and fold byte columns into classes."""
+    n = table.shape[0]
+    # Co-reachable: can reach an accepting state (reverse BFS, vectorized per frontier).
+    live = accepting.copy()
+    src, byte = np.nonzero(table >= 0)
+    dst = table[src, byte]
+    edges_src, edges_dst = src, dst
+    frontier = live.copy()
+    while frontier.any():
+        hit = frontier[edges_dst] & ~live[edges_src]
+        new = np.zeros(n, dtype=bool)
+        new[edges_src[hit]] = True
+        new &= ~live
+        live |= new
+        frontier = new
+    if not live[initial]:
+        return None
+    table = np.where((table >= 0) & live[np.maximum(table, 0)], table, -1)
+    # Reachable from the initial state.
+    reach = np.zeros(n, dtype=bool)
+    reach[initial] = True
+    frontier = reach.copy()
+    while frontier.any():
+        nxt = table[frontier]
+        nxt = nxt[nxt >= 0]
+        new = np.zeros(n, dtype=bool)
+        new[nxt] = True
+        new &= ~reach
+        reach |= new
+        frontier = new
+    keep = np.nonzero(reach & live)[0]
+    remap = np.full(n + 1, -1, dtype=np.int64)
+    remap[keep] = np.arange(len(keep))
+    table = remap[table[keep]].astype(np.int32)  # -1 -> remap[-1] == -1 (sentinel slot)
+    accepting = accepting[keep]
+    initial = int(remap[initial])
+    table, initial, accepting = _minimize(table, initial, accepting, deadline, what)
+    cols, byte_class = np.unique(table.T, axis=0, return_inverse=True)
+    return ByteDFA(
+        np.ascontiguousarray(cols.T.astype(np.int32)),
+        byte_class.reshape(-1).astype(np.int32),
+        initial,
+        accepting,
+    )
+
+
+def _minimize(table: np.ndarray, initial: int, accepting: np.ndarray, deadline, what: str, rounds: int = 64):
+    """Merge states with identical rows, repeatedly: always sound, and minimal on the acyclic parts.
+
+    Full Moore refinement needs as many passes as the longest chain (a ``{1,1000}`` repeat costs
+    1000 sorts), while equal-row merging converges in a few passes on real specs; minimality is
+    only a memory optimisation here, correctness never depends on it.
+    """
+    for _ in range(rounds):
+        n = table.shape[0]
+        sig = np.column_stack([accepting.astype(np.int32), table])
+        _, first, block = np.unique(sig, axis=0, return_index=True, return_inverse=True)
+        block = block.reshape(-1)
+        m = len(first)
+        if m == n:
+            break
+        # Keep the representatives in their original order so ids stay deterministic.
+        order = np.argsort(first, kind="stable")
+        rank = np.empty(m, dtype=np.int64)
+        rank[order] = np.arange(m)
+        block = rank[block]
+        rep = first[order]
+        ext = np.append(block, -1)
+        table = ext[table[rep]].astype(np.int32)
+        accepting = accepting[rep]
+        initial = int(block[initial])
+        deadline.check(what)
+    return table, initial, accepting
