@@ -47,7 +47,7 @@ class DiskCache:
     """A directory of checksummed npz entries with an LRU byte budget.
 
     >>> c = DiskCache(Path(tempfile.mkdtemp()))
-    >>> c.put("k", {"a": np.arange(3)}); c.get("k")["a"].tolist()
+    >>> _ = c.put("k", {"a": np.arange(3)}); c.get("k")["a"].tolist()
     [0, 1, 2]
     """
 

@@ -14,7 +14,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-import sre_constants
+
+try:  # Python >= 3.11
+    from re import _constants as sre_constants  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover
+    import sre_constants  # type: ignore[no-redef]
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -102,7 +106,7 @@ class Regex:
     def _build(self, vocab, limits: Limits | None = None):
         from .index import RegexIndex
 
-        return RegexIndex(regex_to_dfa(self.pattern, limits), vocab, fingerprint=self.fingerprint)
+        return RegexIndex(regex_to_dfa(self.pattern, limits), vocab, fingerprint=self.fingerprint, limits=limits)
 
 
 @dataclass(frozen=True)
@@ -135,7 +139,7 @@ class Choice:
     def _build(self, vocab, limits: Limits | None = None):
         from .index import RegexIndex
 
-        return RegexIndex(regex_to_dfa(self.to_regex(), limits), vocab, fingerprint=self.fingerprint)
+        return RegexIndex(regex_to_dfa(self.to_regex(), limits), vocab, fingerprint=self.fingerprint, limits=limits)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -238,6 +242,16 @@ def _codepoint_ranges(chars: set[str], complement: bool) -> list[tuple[int, int]
     return out
 
 
+def _codepoint_ranges_between(lo: int, hi: int) -> list[tuple[int, int]]:
+    """``lo..hi`` without the surrogates, which UTF-8 cannot encode."""
+    out = []
+    if lo < _SURROGATES[0]:
+        out.append((lo, min(hi, _SURROGATES[0] - 1)))
+    if hi > _SURROGATES[1]:
+        out.append((max(lo, _SURROGATES[1] + 1), hi))
+    return [(a, b) for a, b in out if a <= b]
+
+
 def utf8_sequences(lo: int, hi: int) -> list[tuple[tuple[int, int], ...]]:
     """Split code points ``lo..hi`` into byte-range sequences whose products are exactly their UTF-8 encodings.
 
@@ -245,7 +259,7 @@ def utf8_sequences(lo: int, hi: int) -> list[tuple[tuple[int, int], ...]]:
     [((97, 98),)]
     """
     out = []
-    stack = [(lo, hi)]
+    stack = [r for r in _codepoint_ranges_between(lo, hi)]
     while stack:
         s, e = stack.pop()
         while True:
@@ -282,13 +296,67 @@ def utf8_sequences(lo: int, hi: int) -> list[tuple[tuple[int, int], ...]]:
 # interegular char FSM -> byte DFA
 
 
+def _literal(ch: str) -> str:
+    if ch.isascii():
+        return ch if ch.isalnum() else "\\x%02x" % ord(ch)
+    return ch
+
+
+def expand_unicode_escapes(pattern: str) -> str:
+    """Rewrite ``\\uXXXX``, ``\\UXXXXXXXX`` and ``\\N{name}`` as literal characters (interegular lacks them).
+
+    Surrogate pairs written as two ``\\u`` escapes become the one character they encode.
+
+    >>> expand_unicode_escapes(r"caf\\u00e9\\u002e")
+    'café\\\\x2e'
+    """
+    import unicodedata
+
+    out: list[str] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c != "\\" or i + 1 >= n:
+            out.append(c)
+            i += 1
+            continue
+        nxt = pattern[i + 1]
+        cp = None
+        if nxt == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", pattern[i + 2 : i + 6]):
+            cp, i = int(pattern[i + 2 : i + 6], 16), i + 6
+            if 0xD800 <= cp <= 0xDBFF and re.fullmatch(r"\\u[dD][c-fC-F][0-9a-fA-F]{2}", pattern[i : i + 6]):
+                low = int(pattern[i + 2 : i + 6], 16)
+                cp, i = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00), i + 6
+        elif nxt == "U" and re.fullmatch(r"[0-9a-fA-F]{8}", pattern[i + 2 : i + 10]):
+            cp, i = int(pattern[i + 2 : i + 10], 16), i + 10
+        elif nxt == "N" and pattern[i + 2 : i + 3] == "{" and "}" in pattern[i + 3 :]:
+            end = pattern.index("}", i + 3)
+            try:
+                cp = ord(unicodedata.lookup(pattern[i + 3 : end]))
+            except KeyError:
+                raise RegexError(f"regex {pattern[:80]!r}: unknown character name at position {i}") from None
+            i = end + 1
+        else:
+            out.append(pattern[i : i + 2])
+            i += 2
+            continue
+        if 0xD800 <= cp <= 0xDFFF:
+            raise RegexError(f"regex {pattern[:80]!r}: a lone surrogate escape at position {i - 6}")
+        if cp > _MAX_CODEPOINT:
+            raise RegexError(f"regex {pattern[:80]!r}: code point {cp:#x} is beyond Unicode")
+        out.append(_literal(chr(cp)))
+    return "".join(out)
+
+
 def _char_fsm(pattern: str, limits: Limits):
     try:
-        return interegular.parse_pattern(pattern).to_fsm()
+        return interegular.parse_pattern(expand_unicode_escapes(pattern)).to_fsm()
     except RecursionError:
         raise SpecTooComplex(f"regex {pattern[:80]!r} is nested too deeply", budget="recursion") from None
     except MemoryError:
         raise SpecTooComplex(f"regex {pattern[:80]!r} needs too much memory", budget="max_index_bytes") from None
+    except RegexError:
+        raise
     except Exception as exc:  # interegular raises its own parse errors and `Unsupported`
         raise RegexError(f"regex {pattern[:80]!r} is not supported: {exc}") from None
 

@@ -1,0 +1,611 @@
+"""Compile a `json_ast` tree straight to a byte DFA, without going through regex text.
+
+Regex text for a big schema is large (optional properties are quadratic as text) and a generic
+regex parser is slow on it; the tree itself compiles linearly. Steps: a character-level NFA with
+code point range edges (Thompson construction; ``Members`` gets one copy of each item), pruned to
+states that can still accept; subset construction over range partitions into a character DFA;
+every character edge expanded into its UTF-8 byte paths (shared trie nodes); byte columns folded
+into classes. ``And`` and ``Minus`` are built on small determinized sub-automata and spliced in.
+
+>>> from fsm.json_ast import lit, alt
+>>> node_to_dfa(alt(lit("yes"), lit("no"))).accepts(b"no")
+True
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+
+from .errors import SchemaError, SchemaTooComplex, SpecTooComplex
+from .json_ast import (
+    ANY_CHAR,
+    Alt,
+    And,
+    Cls,
+    Enc,
+    Lit,
+    Members,
+    Minus,
+    Node,
+    Ref,
+    Rep,
+    Seq,
+    encoded_char,
+)
+from .limits import DEFAULT_LIMITS, Limits
+from .regex import ByteDFA, utf8_sequences
+
+Edge = tuple[int, int, int]  # (lo, hi, target)
+
+
+class CharDFA:
+    """A deterministic automaton over code points: ``edges[s]`` are sorted disjoint (lo, hi, target)."""
+
+    def __init__(self, edges: list[list[Edge]], accepting: list[bool]):
+        self.edges = edges
+        self.accepting = accepting
+
+    def __len__(self) -> int:
+        return len(self.edges)
+
+    def step(self, s: int, c: int) -> int:
+        for lo, hi, t in self.edges[s]:
+            if lo <= c <= hi:
+                return t
+        return -1
+
+    def accepts(self, text: str) -> bool:
+        s = 0
+        for ch in text:
+            s = self.step(s, ord(ch))
+            if s < 0:
+                return False
+        return self.accepting[s]
+
+
+class _Budget:
+    def __init__(self, limits: Limits):
+        self.limits = limits
+        self.deadline = limits.deadline()
+        self.ticks = 0
+
+    def tick(self, n_states: int, what: str) -> None:
+        self.ticks += 1
+        if self.ticks & 1023 == 0:
+            self.deadline.check(what)
+        if n_states > self.limits.max_states:
+            self.limits.check_states(n_states, what)
+
+
+class NFA:
+    """Character NFA under construction: range edges and epsilon edges."""
+
+    def __init__(self, budget: _Budget):
+        self.trans: list[list[Edge]] = []
+        self.eps: list[list[int]] = []
+        self.budget = budget
+        self._enc_cache: dict[tuple, Node] = {}
+
+    def new(self) -> int:
+        self.trans.append([])
+        self.eps.append([])
+        n = len(self.trans)
+        if n & 255 == 0:
+            self.budget.tick(n, "JSON schema automaton")
+        return n - 1
+
+    # -- Thompson construction ------------------------------------------------------------------
+    def build(self, node: Node, s: int, enc: bool = False, full: bool = False) -> int:
+        """Add ``node`` starting at state ``s``; return its end state."""
+        if isinstance(node, Lit):
+            for ch in node.text:
+                if enc:
+                    s = self.build(self._encoded(((ord(ch), ord(ch)),), False), s)
+                else:
+                    e = self.new()
+                    self.trans[s].append((ord(ch), ord(ch), e))
+                    s = e
+            return s
+        if isinstance(node, Cls):
+            if enc:
+                return self.build(self._encoded(node.ranges, full and node.ranges == ANY_CHAR), s)
+            e = self.new()
+            self.trans[s].extend((a, b, e) for a, b in node.ranges)
+            return e
+        if isinstance(node, Seq):
+            for it in node.items:
+                s = self.build(it, s, enc, full)
+            return s
+        if isinstance(node, Alt):
+            e = self.new()
+            for it in node.items:
+                self.eps[self.build(it, s, enc, full)].append(e)
+            return e
+        if isinstance(node, Rep):
+            for _ in range(node.lo):
+                s = self.build(node.item, s, enc, full)
+            if node.hi is None:
+                m = self.new()  # a fresh loop head, so no loop runs back into a shared state
+                self.eps[s].append(m)
+                self.eps[self.build(node.item, m, enc, full)].append(m)
+                return m
+            e = self.new()
+            self.eps[s].append(e)
+            for _ in range(node.hi - node.lo):
+                s = self.build(node.item, s, enc, full)
+                self.eps[s].append(e)
+            return e
+        if isinstance(node, Members):
+            return self._members(node, s, enc, full)
+        if isinstance(node, Enc):
+            return self.build(node.item, s, True, node.full)
+        if isinstance(node, (And, Minus)):
+            return self.embed(small_dfa(node, self.budget), s, enc)
+        if isinstance(node, Ref):
+            raise SchemaError(f"rule reference {node.name!r} needs the grammar engine")
+        raise TypeError(f"unknown node {node!r}")
+
+    def _encoded(self, ranges, full: bool) -> Node:
+        key = (ranges, full)
+        n = self._enc_cache.get(key)
+        if n is None:
+            n = self._enc_cache[key] = encoded_char(ranges, full)
+        return n
+
+    def _members(self, m: Members, s: int, enc: bool, full: bool) -> int:
+        items, n = m.items, len(m.items)
+        sat = (m.max_count + 1) if m.max_count is not None else m.min_count
+        end = self.new()
+        states: dict[tuple, int] = {}
+        todo: list[tuple] = []
+
+        def state(key: tuple) -> int:
+            q = states.get(key)
+            if q is None:
+                q = states[key] = self.new()
+                todo.append(key)
+            return q
+
+        states[(0, 0, 0, False)] = s
+        todo.append((0, 0, 0, False))
+        joins: dict[tuple, tuple[int, int]] = {}
+        while todo:
+            key = todo.pop()
+            i, k, c, started = key
+            q = states[key]
+            if i == n:
+                if c >= m.min_count and (m.max_count is None or c <= m.max_count):
+                    self.eps[q].append(end)
+                continue
+            node, lo, hi = items[i]
+            if k >= lo:
+                self.eps[q].append(state((i + 1, 0, c, started)))
+            if hi is not None and k >= hi:
+                continue
+            c2 = min(c + 1, sat)
+            if m.max_count is not None and c2 > m.max_count:
+                continue
+            k2 = min(k + 1, lo) if hi is None else k + 1
+            jkey = (i, k, c)
+            if jkey not in joins:  # one copy of the item per (i, k, c), entered with or without sep
+                j = self.new()
+                after = self.build(node, j, enc, full)
+                joins[jkey] = (j, after)
+                self.eps[after].append(state((i, k2, c2, True)))
+            j = joins[jkey][0]
+            if started:
+                self.eps[self.build(m.sep, q, enc, full)].append(j)
+            else:
+                self.eps[q].append(j)
+        return end
+
+    def embed(self, dfa: CharDFA, s: int, enc: bool) -> int:
+        """Splice a (trimmed) character DFA in at ``s``; return the end state."""
+        end = self.new()
+        ids = [s] + [self.new() for _ in range(len(dfa) - 1)]
+        for q, edges in enumerate(dfa.edges):
+            if dfa.accepting[q]:
+                self.eps[ids[q]].append(end)
+            if not enc:
+                self.trans[ids[q]].extend((lo, hi, ids[t]) for lo, hi, t in edges)
+                continue
+            by_target: dict[int, list] = defaultdict(list)
+            for lo, hi, t in edges:
+                by_target[t].append((lo, hi))
+            for t, rs in by_target.items():
+                self.eps[self.build(self._encoded(tuple(rs), False), ids[q])].append(ids[t])
+        return end
+
+    # -- analysis -------------------------------------------------------------------------------
+    def trim(self, final: int) -> list[bool]:
+        """Which states can reach ``final``; edges into the others are dropped."""
+        n = len(self.trans)
+        rev: list[list[int]] = [[] for _ in range(n)]
+        for q in range(n):
+            for _, _, t in self.trans[q]:
+                rev[t].append(q)
+            for t in self.eps[q]:
+                rev[t].append(q)
+        live = [False] * n
+        live[final] = True
+        stack = [final]
+        while stack:
+            t = stack.pop()
+            for q in rev[t]:
+                if not live[q]:
+                    live[q] = True
+                    stack.append(q)
+        for q in range(n):
+            if live[q]:
+                tr = self.trans[q]
+                if any(not live[t] for _, _, t in tr):
+                    self.trans[q] = [e for e in tr if live[e[2]]]
+                ep = self.eps[q]
+                if any(not live[t] for t in ep):
+                    self.eps[q] = [t for t in ep if live[t]]
+        return live
+
+
+def determinize(nfa: NFA, start: int, final: int, budget: _Budget) -> CharDFA:
+    """Subset construction over code point range partitions (call ``nfa.trim`` first)."""
+    trans, eps = nfa.trans, nfa.eps
+    cl_memo: dict[int, frozenset] = {}
+
+    def closure(q: int) -> frozenset:
+        r = cl_memo.get(q)
+        if r is not None:
+            return r
+        if not eps[q]:
+            r = frozenset((q,))
+        else:
+            seen = {q}
+            stack = [q]
+            while stack:
+                x = stack.pop()
+                for y in eps[x]:
+                    if y not in seen:
+                        seen.add(y)
+                        stack.append(y)
+            r = frozenset(seen)
+        cl_memo[q] = r
+        return r
+
+    ids: dict[frozenset, int] = {}
+    sets: list[frozenset] = []
+    raw_ids: dict[frozenset, int] = {}
+
+    def dfa_id(raw: frozenset) -> int:
+        d = raw_ids.get(raw)
+        if d is not None:
+            return d
+        if len(raw) == 1:
+            (q,) = raw
+            S = closure(q)
+        else:
+            S = frozenset().union(*(closure(q) for q in raw))
+        d = ids.get(S)
+        if d is None:
+            d = ids[S] = len(sets)
+            sets.append(S)
+        raw_ids[raw] = d
+        return d
+
+    dfa_id(frozenset((start,)))
+    out_edges: list[list[Edge]] = []
+    accepting: list[bool] = []
+    i = 0
+    while i < len(sets):
+        S = sets[i]
+        i += 1
+        accepting.append(final in S)
+        ev: list[Edge] = []
+        for q in S:
+            if trans[q]:
+                ev.extend(trans[q])
+        if not ev:
+            out_edges.append([])
+            continue
+        if len(ev) == 1:
+            lo, hi, t = ev[0]
+            out_edges.append([(lo, hi, dfa_id(frozenset((t,))))])
+            continue
+        ev.sort()
+        bounds = sorted({e[0] for e in ev} | {e[1] + 1 for e in ev})
+        row: list[Edge] = []
+        active: list[tuple[int, int]] = []
+        j = 0
+        for b in range(len(bounds) - 1):
+            x = bounds[b]
+            while j < len(ev) and ev[j][0] == x:
+                active.append((ev[j][1], ev[j][2]))
+                j += 1
+            if active:
+                active = [a for a in active if a[0] >= x]
+            if not active:
+                continue
+            d = dfa_id(frozenset(t for _, t in active))
+            y = bounds[b + 1] - 1
+            if row and row[-1][2] == d and row[-1][1] + 1 == x:
+                row[-1] = (row[-1][0], y, d)
+            else:
+                row.append((x, y, d))
+        out_edges.append(row)
+        budget.tick(len(sets), "JSON schema automaton")
+    return CharDFA(out_edges, accepting)
+
+
+def trim_dfa(dfa: CharDFA) -> CharDFA | None:
+    """Keep states reachable from 0 that can reach acceptance; None if the language is empty."""
+    n = len(dfa)
+    rev: list[list[int]] = [[] for _ in range(n)]
+    for q, edges in enumerate(dfa.edges):
+        for _, _, t in edges:
+            rev[t].append(q)
+    live = list(dfa.accepting)
+    stack = [q for q in range(n) if live[q]]
+    while stack:
+        t = stack.pop()
+        for q in rev[t]:
+            if not live[q]:
+                live[q] = True
+                stack.append(q)
+    if not live[0]:
+        return None
+    order, seen, stack = [], {0}, [0]
+    while stack:
+        q = stack.pop()
+        order.append(q)
+        for _, _, t in dfa.edges[q]:
+            if live[t] and t not in seen:
+                seen.add(t)
+                stack.append(t)
+    order.sort()
+    new = {q: i for i, q in enumerate(order)}
+    edges = [[(lo, hi, new[t]) for lo, hi, t in dfa.edges[q] if t in new] for q in order]
+    return CharDFA(edges, [dfa.accepting[q] for q in order])
+
+
+def node_to_char_dfa(node: Node, budget: _Budget | None = None) -> CharDFA | None:
+    """The trimmed character DFA of ``node`` (None when its language is empty)."""
+    budget = budget or _Budget(DEFAULT_LIMITS)
+    nfa = NFA(budget)
+    start = nfa.new()
+    final = nfa.build(node, start)
+    live = nfa.trim(final)
+    if not live[start]:
+        return None
+    return trim_dfa(determinize(nfa, start, final, budget))
+
+
+def _product(a: CharDFA, b: CharDFA, budget: _Budget) -> CharDFA:
+    ids = {(0, 0): 0}
+    pairs = [(0, 0)]
+    edges: list[list[Edge]] = []
+    acc: list[bool] = []
+    i = 0
+    while i < len(pairs):
+        p, q = pairs[i]
+        i += 1
+        acc.append(a.accepting[p] and b.accepting[q])
+        row = []
+        ea, eb = a.edges[p], b.edges[q]
+        x = y = 0
+        while x < len(ea) and y < len(eb):
+            lo, hi = max(ea[x][0], eb[y][0]), min(ea[x][1], eb[y][1])
+            if lo <= hi:
+                key = (ea[x][2], eb[y][2])
+                d = ids.get(key)
+                if d is None:
+                    d = ids[key] = len(pairs)
+                    pairs.append(key)
+                row.append((lo, hi, d))
+            if ea[x][1] < eb[y][1]:
+                x += 1
+            else:
+                y += 1
+        edges.append(row)
+        budget.tick(len(pairs), "intersection of string constraints")
+    return CharDFA(edges, acc)
+
+
+def _minus_words(a: CharDFA, words: frozenset[str], budget: _Budget) -> CharDFA:
+    # A trie of the words, run in parallel with ``a``; states where a word ends are not accepting.
+    trie: list[dict[int, int]] = [{}]
+    ends = {0: False}
+    for w in words:
+        t = 0
+        for ch in w:
+            nxt = trie[t].get(ord(ch))
+            if nxt is None:
+                nxt = len(trie)
+                trie.append({})
+                ends[nxt] = False
+                trie[t][ord(ch)] = nxt
+            t = nxt
+        ends[t] = True
+    ids = {(0, 0): 0}
+    pairs = [(0, 0)]
+    edges: list[list[Edge]] = []
+    acc: list[bool] = []
+    i = 0
+    while i < len(pairs):
+        p, t = pairs[i]
+        i += 1
+        acc.append(a.accepting[p] and not (t >= 0 and ends[t]))
+        row = []
+        kids = trie[t] if t >= 0 else {}
+        for lo, hi, nq in a.edges[p]:
+            cuts = sorted(c for c in kids if lo <= c <= hi)
+            x = lo
+            for c in cuts + [hi + 1]:
+                if x <= c - 1:
+                    key = (nq, -1)
+                    d = ids.get(key)
+                    if d is None:
+                        d = ids[key] = len(pairs)
+                        pairs.append(key)
+                    row.append((x, c - 1, d))
+                if c <= hi:
+                    key = (nq, kids[c])
+                    d = ids.get(key)
+                    if d is None:
+                        d = ids[key] = len(pairs)
+                        pairs.append(key)
+                    row.append((c, c, d))
+                x = c + 1
+        edges.append(row)
+        budget.tick(len(pairs), "property names")
+    return CharDFA(edges, acc)
+
+
+_EMPTY_DFA = CharDFA([[]], [False])
+
+
+def small_dfa(node: Node, budget: _Budget) -> CharDFA:
+    """Trimmed character DFA for ``And``/``Minus`` (and anything else); empty language allowed."""
+    if isinstance(node, And):
+        dfas = [node_to_char_dfa(it, budget) for it in node.items]
+        if any(d is None for d in dfas):
+            return _EMPTY_DFA
+        acc = dfas[0]
+        for d in dfas[1:]:
+            acc = trim_dfa(_product(acc, d, budget))
+            if acc is None:
+                return _EMPTY_DFA
+        return acc
+    if isinstance(node, Minus):
+        d = node_to_char_dfa(node.item, budget)
+        if d is None:
+            return _EMPTY_DFA
+        return trim_dfa(_minus_words(d, node.words, budget)) or _EMPTY_DFA
+    return node_to_char_dfa(node, budget) or _EMPTY_DFA
+
+
+# ---------------------------------------------------------------------------------------------
+# Character DFA -> byte DFA
+
+
+def char_dfa_to_bytes(dfa: CharDFA, budget: _Budget) -> ByteDFA:
+    n = len(dfa)
+    byte_edges: list[list[Edge]] = []
+    memo: dict[frozenset, int] = {}
+
+    def build(items: frozenset) -> int:
+        node = memo.get(items)
+        if node is not None:
+            return node
+        node = len(byte_edges)
+        byte_edges.append([])
+        memo[items] = node
+        byte_edges[node] = fill(items)
+        return node
+
+    def fill(items) -> list[Edge]:
+        cuts = sorted({seq[0][0] for seq, _ in items} | {seq[0][1] + 1 for seq, _ in items})
+        row = []
+        for x, y in zip(cuts, cuts[1:]):
+            kids = [(seq[1:], t) for seq, t in items if seq[0][0] <= x and y - 1 <= seq[0][1]]
+            if not kids:
+                continue
+            if len(kids[0][0]) == 0:
+                row.append((x, y - 1, kids[0][1]))
+            else:
+                row.append((x, y - 1, build(frozenset(kids))))
+        return row
+
+    byte_edges.extend([] for _ in range(n))
+    for q in range(n):
+        row: list[Edge] = []
+        multi = []
+        for lo, hi, t in dfa.edges[q]:
+            if hi < 0x80:
+                row.append((lo, hi, t))
+            elif lo < 0x80:
+                row.append((lo, 0x7F, t))
+                multi.extend((s, t) for s in utf8_sequences(0x80, hi))
+            else:
+                multi.extend((s, t) for s in utf8_sequences(lo, hi))
+        if multi:
+            row.extend(fill(frozenset(multi)))
+        byte_edges[q] = row
+        if q & 1023 == 0:
+            budget.tick(len(byte_edges), "JSON schema byte automaton")
+    m = len(byte_edges)
+    budget.limits.check_states(m, "JSON schema byte automaton")
+    accepting = np.zeros(m, dtype=bool)
+    accepting[:n] = dfa.accepting
+
+    # Byte classes: the intervals between every edge boundary.
+    cuts = {0, 256}
+    for row in byte_edges:
+        for lo, hi, _ in row:
+            cuts.add(lo)
+            cuts.add(hi + 1)
+    cuts_sorted = np.array(sorted(cuts))
+    byte_class = (np.searchsorted(cuts_sorted, np.arange(256), side="right") - 1).astype(np.int32)
+    n_cls = len(cuts_sorted) - 1
+    src, clo, chi, tgt = [], [], [], []
+    for q, row in enumerate(byte_edges):
+        for lo, hi, t in row:
+            src.append(q)
+            clo.append(byte_class[lo])
+            chi.append(byte_class[hi])
+            tgt.append(t)
+    table = np.full((m, n_cls), -1, dtype=np.int32)
+    if src:
+        src_a, clo_a, chi_a, tgt_a = (np.array(x, dtype=np.int64) for x in (src, clo, chi, tgt))
+        span = chi_a - clo_a + 1
+        rows = np.repeat(src_a, span)
+        offs = np.arange(int(span.sum())) - np.repeat(np.cumsum(span) - span, span)
+        table[rows, np.repeat(clo_a, span) + offs] = np.repeat(tgt_a, span)
+    table, accepting, initial = _merge_equal_states(table, accepting, 0, budget)
+    cols, inverse = np.unique(table.T, axis=0, return_inverse=True)
+    return ByteDFA(
+        np.ascontiguousarray(cols.T.astype(np.int32)),
+        inverse.reshape(-1)[byte_class].astype(np.int32),
+        initial,
+        accepting,
+    )
+
+
+def _merge_equal_states(table: np.ndarray, accepting: np.ndarray, initial: int, budget: _Budget, rounds: int = 8):
+    """Merge states with identical rows a few times over (memory only; the language is unchanged)."""
+    for _ in range(rounds):
+        n = table.shape[0]
+        sig = np.column_stack([accepting.astype(np.int32), table])
+        _, first, block = np.unique(sig, axis=0, return_index=True, return_inverse=True)
+        block = block.reshape(-1)
+        if len(first) == n:
+            break
+        order = np.argsort(first, kind="stable")
+        rank = np.empty(len(first), dtype=np.int64)
+        rank[order] = np.arange(len(first))
+        block = rank[block]
+        rep = first[order]
+        ext = np.append(block, -1)
+        table = ext[table[rep]].astype(np.int32)
+        accepting = accepting[rep]
+        initial = int(block[initial])
+        budget.deadline.check("JSON schema automaton")
+    return table, accepting, initial
+
+
+def node_to_dfa(node: Node, limits: Limits | None = None) -> ByteDFA:
+    """Compile a tree to a byte DFA whose every state can still reach acceptance.
+
+    Raises `SchemaError` when the language is empty and `SchemaTooComplex` over a budget.
+    """
+    budget = _Budget(limits or DEFAULT_LIMITS)
+    try:
+        dfa = node_to_char_dfa(node, budget)
+        if dfa is None:
+            raise SchemaError("the schema admits no JSON document at all (its constraints contradict each other)")
+        return char_dfa_to_bytes(dfa, budget)
+    except SchemaTooComplex:
+        raise
+    except SpecTooComplex as exc:
+        raise SchemaTooComplex(str(exc), budget=exc.budget, limit=exc.limit) from None
+    except RecursionError:
+        raise SchemaTooComplex("the schema is nested too deeply to compile", budget="recursion") from None
