@@ -1,0 +1,13 @@
+"""guide: constrained and guided generation with language models (models, sampling, the generate loop).
+
+>>> import guide, fsm                                                      # doctest: +SKIP
+>>> model = guide.load()                                                   # doctest: +SKIP
+>>> guide.generate(model, "Pick: ", fsm.Choice(["red", "blue"]))[0].text    # doctest: +SKIP
+'red'
+"""
+
+from .generate import Completion, generate, stream
+from .logits_processor import LogitsProcessor
+from .models import Model, load
+from .sampling import InvalidLogitsError, SamplingError
+from .sources import LogitsSource, Session

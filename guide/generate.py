@@ -1,0 +1,439 @@
+"""The batched generation loop: prefill, decode with the KV cache, masks, sampling, jump-forward, stops.
+
+``generate`` returns one `Completion` per prompt; ``stream`` yields UTF-8-safe text pieces as tokens
+arrive. Both run the same loop:
+
+* prompts are left-padded into one prefill; each decode step feeds one token per row;
+* constrained rows are masked from their matcher's packed bitmask before sampling; free rows pay nothing;
+* rows that finish (EOS, matcher finished, stop string, length) leave the batch and its KV cache at once;
+* jump-forward: when a matcher forces the next bytes, their canonical tokenization (as the tokenizer
+  would write them, when the matcher accepts it; else the matcher's own forced tokens) is appended
+  without sampling and fed in the same forward pass as the sampled token. The last forced token is
+  left for the model to pick, so it can merge with what follows as canonical text would.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Sequence
+
+import torch
+
+import fsm
+
+from .masks import MaskBuffer, forbid_padding_ids
+from .sampling import Sampler, check_logits, sampling_params, seed_list
+
+FINISH_REASONS = ("eos", "constraint", "stop", "length")
+
+
+@dataclass
+class Completion:
+    """One generated continuation.
+
+    ``token_ids`` are all generated ids (a final EOS included); ``text`` is their exact text without
+    special tokens, cut before a stop string; ``finish_reason`` is "eos", "constraint" (the matcher
+    allows nothing more), "stop" or "length".
+
+    >>> Completion("hi", [6124], "eos").finish_reason
+    'eos'
+    """
+
+    text: str
+    token_ids: list[int]
+    finish_reason: str
+
+
+@dataclass(eq=False)
+class _Row:
+    index: int
+    matcher: Any | None
+    max_new: int
+    ids: list[int] = field(default_factory=list)
+    data: bytearray = field(default_factory=bytearray)
+    finish: str | None = None
+    text_end: int | None = None  # byte offset where a stop string starts
+    streamed: int = 0  # bytes already yielded by `stream`
+
+
+def generate(
+    source: Any,
+    prompts: str | Sequence[int] | Sequence[str | Sequence[int]],
+    constraint: Any = None,
+    max_new_tokens: int | Sequence[int] = 256,
+    stop: str | Sequence[str] | None = None,
+    seed: int | Sequence[int | None] | None = None,
+    jump_forward: bool = True,
+    **sampling: Any,
+) -> list[Completion]:
+    """Generate one `Completion` per prompt from a `LogitsSource` (a `guide.Model` or a guidance combination).
+
+    ``prompts``: a string (used exactly as given: no chat template), a list of token ids, or a list of
+    those. ``constraint``: None, an fsm spec (``fsm.Regex``, ``fsm.JsonSchema``…, compiled once per
+    call), a compiled index, or a list with one of those per prompt (None = free row).
+    ``sampling``: temperature, top_k, top_p, min_p, typical_p, mirostat_tau, mirostat_eta,
+    repetition_penalty, frequency_penalty, presence_penalty, logit_bias — each a scalar or a
+    per-prompt list (see `guide.sampling`). ``seed``: int (row i uses seed + i) or per-row list.
+
+    >>> model = guide.load()                                                         # doctest: +SKIP
+    >>> guide.generate(model, "Year: ", fsm.Regex(r"\\d{4}"))[0].text                # doctest: +SKIP
+    '2023'
+    """
+    batch = _is_batch(prompts)
+    runner = _Runner(source, prompts if batch else [prompts], constraint, max_new_tokens, stop, seed,
+                     jump_forward, sampling)
+    for _ in runner.steps():
+        pass
+    return runner.completions()
+
+
+def stream(
+    source: Any,
+    prompts: str | Sequence[int] | Sequence[str | Sequence[int]],
+    constraint: Any = None,
+    max_new_tokens: int | Sequence[int] = 256,
+    stop: str | Sequence[str] | None = None,
+    seed: int | Sequence[int | None] | None = None,
+    jump_forward: bool = True,
+    **sampling: Any,
+) -> Iterator[str] | Iterator[tuple[int, str]]:
+    """Like `generate`, but yield text as it is produced; pieces never split a UTF-8 character and
+    never show a stop string. One prompt yields ``str`` pieces; a list of prompts yields
+    ``(prompt_index, piece)``.
+
+    >>> "".join(guide.stream(model, "Once upon a time", max_new_tokens=20))   # doctest: +SKIP
+    ', there was a little girl named Lily...'
+    """
+    batch = _is_batch(prompts)
+    runner = _Runner(source, prompts if batch else [prompts], constraint, max_new_tokens, stop, seed,
+                     jump_forward, sampling)
+    hold = max((len(s) for s in runner.stops), default=1) - 1
+    for touched in runner.steps():
+        for row in touched:
+            piece = _take_piece(row, hold)
+            if piece:
+                yield (row.index, piece) if batch else piece
+
+
+# ---------------------------------------------------------------------------------------------------
+
+
+class _Runner:
+    """State of one generate call; ``steps()`` runs the loop and yields the rows touched per step."""
+
+    def __init__(self, source, prompts, constraint, max_new_tokens, stop, seed, jump_forward, sampling):
+        self.source = source
+        self.vocab = source.vocabulary
+        n = len(prompts)
+        if n == 0:
+            raise ValueError("generate needs at least one prompt")
+        self.prompt_ids = [_prompt_ids(source, p, i) for i, p in enumerate(prompts)]
+        self.stops = _stop_bytes(stop)
+        self.jump_forward = jump_forward
+        max_new = _per_row("max_new_tokens", max_new_tokens, n)
+        for r, m in enumerate(max_new):
+            if not isinstance(m, int) or m < 0:
+                raise ValueError(f"max_new_tokens must be an int >= 0, got {m!r} for prompt {r}")
+        matchers = _matchers(constraint, n, self.vocab)
+        self.rows = [_Row(i, matchers[i], max_new[i]) for i in range(n)]
+        seeds = seed_list(n, seed)
+        self.params = sampling_params(n, seed=seeds, **sampling)
+        self.seeds = seeds
+        self.eos = frozenset(self.vocab.eos_token_ids)
+        self.token_bytes = self.vocab.tokens
+        self._canonical_cache: dict[bytes, list[int] | None] = {}
+
+    # -- the loop ------------------------------------------------------------------------------------
+    def steps(self) -> Iterator[list[_Row]]:
+        """Run the loop; yield the rows that got new tokens after each step (for streaming)."""
+        touched = self._begin()
+        if touched:
+            yield touched
+        while self.active:
+            yield self._sample()
+            self._feed()
+
+    @torch.inference_mode()
+    def _begin(self) -> list[_Row]:
+        """Finish rows that need no model call, jump-forward from the start, and prefill."""
+        rows = self.rows
+        self.active = []
+        for row in rows:  # a spec may be complete before any token (e.g. a regex matching "")
+            if row.max_new == 0:
+                row.finish = "length"
+            elif row.matcher is not None and row.matcher.is_finished():
+                row.finish = "constraint"
+        # Jump-forward from the start: forced leading text goes into the prefill itself.
+        starts = {}
+        for row in rows:
+            if row.finish is None and row.matcher is not None and self.jump_forward:
+                jumped = self._jump(row)
+                if jumped:
+                    starts[row.index] = jumped
+        touched = [r for r in rows if r.finish is not None or r.index in starts]
+        active = [r for r in rows if r.finish is None]
+        if not active:
+            return touched
+        self.sampler = Sampler([self.params[r.index] for r in active], self.vocab.size, self.source.device,
+                               seeds=[self.seeds[r.index] for r in active],
+                               prompts=[self.prompt_ids[r.index] for r in active])
+        self.session, self.logits = self.source.prefill(
+            [self.prompt_ids[r.index] + starts.get(r.index, []) for r in active]
+        )
+        if starts:
+            fed = [starts.get(r.index, []) for r in active]
+            self.sampler.observe(*_pad(fed, max(1, max(len(f) for f in fed))))
+        self.masks = MaskBuffer(self.vocab.size, self.logits.device, len(active))
+        self.active = active
+        return touched
+
+    @torch.inference_mode()
+    def _sample(self) -> list[_Row]:
+        """Mask, sample and book one token per active row (plus any jump-forward tokens)."""
+        active, logits = self.active, self.logits
+        n_text = self.vocab.n_tokens
+        token_bytes = self.token_bytes
+        check_logits(logits)
+        forbid_padding_ids(logits, n_text)
+        constrained = [i for i, r in enumerate(active) if r.matcher is not None]
+        if constrained:
+            self.masks.apply(logits, constrained, [active[i].matcher for i in constrained])
+        tokens = self.sampler(logits)
+        sampled = tokens.tolist()
+        feeds: list[list[int]] | None = None
+        for i, (row, t) in enumerate(zip(active, sampled)):
+            row.ids.append(t)
+            if row.matcher is not None:
+                row.matcher.advance(t)
+            if t in self.eos:
+                row.finish = "eos"
+                continue
+            self._append_bytes(row, token_bytes[t] if t < n_text else None)
+            if self._check_done(row) or not self.jump_forward or row.matcher is None:
+                continue
+            jumped = self._jump(row)
+            if jumped and row.finish is None:
+                if feeds is None:
+                    feeds = [[s] for s in sampled]
+                feeds[i].extend(jumped)
+        self.tokens, self.feeds = tokens, feeds
+        return active
+
+    @torch.inference_mode()
+    def _feed(self) -> None:
+        """Drop finished rows from the batch, then run the next forward pass for the rest."""
+        active, tokens, feeds = self.active, self.tokens, self.feeds
+        alive = [i for i, r in enumerate(active) if r.finish is None]
+        if not alive:
+            self.active = []
+            return
+        if len(alive) < len(active):
+            keep = torch.as_tensor(alive, dtype=torch.long)
+            self.session.keep(keep)
+            self.sampler.keep(keep)
+            self.active = [active[i] for i in alive]
+            if feeds is not None:
+                feeds = [feeds[i] for i in alive]
+            else:
+                tokens = tokens[keep.to(tokens.device)]
+        if feeds is None:
+            step = tokens[:, None]
+            self.logits = self.session.decode(step)
+            self.sampler.observe(step)
+        else:
+            step, lengths = _pad(feeds, max(len(f) for f in feeds))
+            self.logits = self.session.decode(step, lengths)
+            self.sampler.observe(step, lengths)
+
+    # -- per-row bookkeeping -------------------------------------------------------------------------
+    def _append_bytes(self, row: _Row, data: bytes | None) -> None:
+        if not data:
+            return
+        start = len(row.data)
+        row.data += data
+        if self.stops and row.text_end is None:
+            for s in self.stops:
+                at = row.data.find(s, max(0, start - len(s) + 1))
+                if at >= 0 and (row.text_end is None or at < row.text_end):
+                    row.text_end = at
+
+    def _check_done(self, row: _Row) -> bool:
+        if row.text_end is not None:
+            row.finish = "stop"
+        elif row.matcher is not None and row.matcher.is_finished():
+            row.finish = "constraint"
+        elif len(row.ids) >= row.max_new:
+            row.finish = "length"
+        return row.finish is not None
+
+    def _jump(self, row: _Row) -> list[int]:
+        """Append the tokens of the forced text (all but the last, unless nothing can follow it)."""
+        m = row.matcher
+        forced = m.forced_bytes()
+        if not forced:
+            return []
+        budget = row.max_new - len(row.ids)
+        jumped: list[int] = []
+        for path in (self._canonical(forced), m.forced_tokens()):
+            if not path:
+                continue
+            jumped = []
+            try:
+                for t in path[:budget]:
+                    m.advance(t)
+                    jumped.append(t)
+            except fsm.TokenRejected:
+                m.rollback(len(jumped))
+                jumped = []
+                continue
+            # Keep the last forced token for the model unless nothing can follow it: it may merge
+            # with the free text after it, as the tokenizer would write it.
+            whole = len(jumped) == len(path) and self.vocab.decode(path) == forced
+            if whole and not m.is_finished():
+                m.rollback(1)
+                jumped.pop()
+            break
+        for t in jumped:
+            row.ids.append(t)
+            self._append_bytes(row, self.token_bytes[t])
+        if jumped:
+            self._check_done(row)
+        return jumped
+
+    def _canonical(self, forced: bytes) -> list[int] | None:
+        """The tokenizer's own tokenization of the forced text, if it spells exactly those bytes."""
+        hit = self._canonical_cache.get(forced, False)
+        if hit is not False:
+            return hit
+        cut = _utf8_complete_prefix(forced)
+        ids = None
+        if cut:
+            text = forced[:cut].decode("utf-8")
+            try:
+                ids = list(self.source.tokenizer.encode(text, add_special_tokens=False))
+            except Exception:  # a tokenizer that cannot encode the text: use the matcher's path
+                ids = None
+            if ids is not None and self.vocab.decode(ids) != forced[:cut]:
+                ids = None  # e.g. a SentencePiece dummy prefix: not the forced bytes
+        self._canonical_cache[forced] = ids
+        return ids
+
+    def completions(self) -> list[Completion]:
+        out = []
+        for r in self.rows:
+            data = bytes(r.data if r.text_end is None else r.data[: r.text_end])
+            out.append(Completion(data.decode("utf-8", errors="replace"), list(r.ids), r.finish or "length"))
+        return out
+
+
+# -- helpers -----------------------------------------------------------------------------------------
+
+
+def _is_batch(prompts: Any) -> bool:
+    if isinstance(prompts, str):
+        return False
+    if isinstance(prompts, (list, tuple)):
+        if not prompts:
+            return True
+        return not isinstance(prompts[0], int)
+    raise TypeError(f"prompts must be a string, a list of token ids, or a list of those; got {type(prompts).__name__}")
+
+
+def _prompt_ids(source: Any, prompt: Any, i: int) -> list[int]:
+    if isinstance(prompt, str):
+        ids = source.encode(prompt)
+    elif isinstance(prompt, (list, tuple)) and all(isinstance(t, int) for t in prompt):
+        ids = list(prompt)
+    elif isinstance(prompt, torch.Tensor) and prompt.dim() == 1:
+        ids = prompt.tolist()
+    else:
+        raise TypeError(f"prompt {i} must be a string or a list of token ids, got {type(prompt).__name__}")
+    if not ids:
+        raise ValueError(f"prompt {i} is empty: the model needs at least one token to condition on")
+    size = source.vocabulary.size
+    bad = [t for t in ids if not 0 <= t < size]
+    if bad:
+        raise ValueError(f"prompt {i} has token ids outside the vocabulary [0, {size}): {bad[:5]}")
+    return ids
+
+
+def _per_row(name: str, value: Any, n: int) -> list[Any]:
+    if isinstance(value, (list, tuple)):
+        if len(value) != n:
+            raise ValueError(f"{name} has {len(value)} values for {n} prompts")
+        return list(value)
+    return [value] * n
+
+
+def _stop_bytes(stop: str | Sequence[str] | None) -> list[bytes]:
+    if stop is None:
+        return []
+    items = [stop] if isinstance(stop, str) else list(stop)
+    for s in items:
+        if not isinstance(s, str) or not s:
+            raise ValueError(f"stop strings must be non-empty strings, got {s!r}")
+    return [s.encode("utf-8") for s in items]
+
+
+def _matchers(constraint: Any, n: int, vocab: Any) -> list[Any]:
+    per_row = list(constraint) if isinstance(constraint, list) else [constraint] * n
+    if len(per_row) != n:
+        raise ValueError(f"constraint list has {len(per_row)} entries for {n} prompts")
+    compiled: dict[int, Any] = {}
+    out = []
+    for c in per_row:
+        if c is None:
+            out.append(None)
+            continue
+        index = compiled.get(id(c))
+        if index is None:
+            index = _as_index(c, vocab)
+            compiled[id(c)] = index
+        out.append(index.matcher())
+    return out
+
+
+def _as_index(c: Any, vocab: Any) -> Any:
+    if callable(getattr(c, "matcher", None)):
+        iv = getattr(c, "vocabulary", None)
+        if iv is not None and getattr(iv, "fingerprint", None) != vocab.fingerprint:
+            raise fsm.VocabularyError(
+                "the constraint was compiled for a different vocabulary than the model's; "
+                "compile it with fsm.compile(spec, model.vocabulary)"
+            )
+        return c
+    return fsm.compile(c, vocab)
+
+
+def _pad(rows: list[list[int]], width: int) -> tuple[torch.Tensor, torch.Tensor]:
+    out = torch.zeros((len(rows), width), dtype=torch.long)
+    for r, ids in enumerate(rows):
+        if ids:
+            out[r, : len(ids)] = torch.as_tensor(ids, dtype=torch.long)
+    return out, torch.as_tensor([len(ids) for ids in rows], dtype=torch.long)
+
+
+def _utf8_complete_prefix(data: bytes | bytearray, end: int | None = None) -> int:
+    """Length of the longest prefix of ``data[:end]`` that does not end inside a UTF-8 character."""
+    end = len(data) if end is None else end
+    for back in range(1, min(4, end) + 1):
+        b = data[end - back]
+        if b < 0x80:
+            return end  # ASCII: nothing pending
+        if b >= 0xC0:  # a lead byte: is its sequence complete?
+            need = 2 if b < 0xE0 else 3 if b < 0xF0 else 4
+            return end if back >= need else end - back
+    return end  # only continuation bytes (invalid UTF-8): let the decoder replace them
+
+
+def _take_piece(row: _Row, hold: int) -> str:
+    """The next UTF-8-safe piece of a row's text, holding back a possible stop-string prefix."""
+    if row.finish is not None:
+        end = len(row.data) if row.text_end is None else row.text_end
+    else:
+        end = _utf8_complete_prefix(row.data, max(row.streamed, len(row.data) - hold))
+    if end <= row.streamed:
+        return ""
+    piece = bytes(row.data[row.streamed : end]).decode("utf-8", errors="replace")
+    row.streamed = end
+    return piece
