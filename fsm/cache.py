@@ -21,10 +21,10 @@ DEFAULT_MAX_BYTES = 2 << 30
 
 
 def cache_root() -> Path | None:
-    """``$GUIDE_CACHE_DIR/fsm`` or the user cache dir; ``None`` when ``GUIDE_CACHE_DIR=off``."""
-    env = os.environ.get("GUIDE_CACHE_DIR")
-    if env is not None and env.lower() in ("", "0", "off", "none", "false"):
+    """``$GUIDE_CACHE_DIR/fsm`` or the user cache dir's ``fsm``; ``None`` when ``GUIDE_FSM_CACHE=off``."""
+    if os.environ.get("GUIDE_FSM_CACHE", "").lower() in ("0", "off", "none", "false", "no"):
         return None
+    env = os.environ.get("GUIDE_CACHE_DIR")
     if env:
         return Path(env) / "fsm"
     from platformdirs import user_cache_dir

@@ -22,7 +22,7 @@ FINISHED = -2  # the "state" after EOS
 
 
 def walk_tokens(
-    dfa: ByteDFA, states: np.ndarray, trie: TokenTrie
+    dfa: ByteDFA, states: np.ndarray, trie: TokenTrie, labels_are_classes: bool = False
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """All (source, token, end state) triples: token's bytes read from ``states[source]`` stay live.
 
@@ -34,7 +34,7 @@ def walk_tokens(
     [0, 1]
     """
     table, cls = dfa.table, dfa.byte_class
-    node_cls = cls[trie.node_byte]
+    node_cls = trie.node_byte if labels_are_classes else cls[trie.node_byte]
     src = np.arange(len(states), dtype=np.int64)
     st = np.asarray(states, dtype=np.int64)
     nodes = np.zeros(len(states), dtype=np.int64)
@@ -74,6 +74,76 @@ def walk_tokens(
         np.concatenate(out_tok).astype(np.int32),
         np.concatenate(out_end).astype(np.int32),
     )
+
+
+def class_trie(trie: TokenTrie, dfa: ByteDFA) -> TokenTrie:
+    """The vocabulary trie with bytes replaced by the DFA's byte classes and equal paths merged.
+
+    Tokens whose bytes fall in the same class sequence behave identically in every state of this
+    DFA, so the walk visits each class path once instead of each token (a few hundred nodes instead
+    of ~100k for a JSON string state). Paths through a class that no state accepts are dropped.
+    Node labels of the result are class ids (walk it with ``labels_are_classes=True``).
+    """
+    k = dfa.table.shape[1]
+    cls = dfa.byte_class[trie.node_byte].astype(np.int64)
+    dead_cls = (dfa.table < 0).all(axis=0)
+    n = trie.n_nodes
+    cnode = np.full(n, -1, dtype=np.int64)
+    cnode[0] = 0
+    c_parent = [np.zeros(1, np.int64)]
+    c_label = [np.zeros(1, np.int64)]
+    c_depth = [np.zeros(1, np.int64)]
+    next_id = 1
+    frontier = np.zeros(1, dtype=np.int64)  # byte-trie nodes whose class path is live
+    d = 0
+    while len(frontier):
+        d += 1
+        cnt = trie.child_count[frontier]
+        total = int(cnt.sum())
+        if total == 0:
+            break
+        rep = np.repeat(np.arange(len(frontier)), cnt)
+        offs = np.arange(total) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+        kids = trie.child_start[frontier][rep] + offs
+        c = cls[kids]
+        alive = ~dead_cls[c]
+        kids, c, par = kids[alive], c[alive], cnode[frontier[rep[alive]]]
+        if not len(kids):
+            break
+        # Parents are the previous level's contiguous ids, so (parent, class) pairs index a small
+        # dense table: a bincount-style compaction instead of a sort.
+        base = int(par.min())
+        local = (par - base) * k + c
+        present = np.zeros(int(local.max()) + 1, dtype=bool)
+        present[local] = True
+        uniq = np.flatnonzero(present)
+        rank = np.cumsum(present) - 1
+        cnode[kids] = next_id + rank[local]
+        c_parent.append(uniq // k + base)
+        c_label.append(uniq % k)
+        c_depth.append(np.full(len(uniq), d, dtype=np.int64))
+        next_id += len(uniq)
+        frontier = kids
+    parent = np.concatenate(c_parent)
+    label = np.concatenate(c_label)
+    depth = np.concatenate(c_depth)
+    m = next_id
+    # Children are contiguous: ids were assigned per depth in (parent, label) order.
+    child_count = np.bincount(parent[1:], minlength=m).astype(np.int32)
+    first = np.full(m, m, dtype=np.int64)
+    np.minimum.at(first, parent[1:], np.arange(1, m))
+    child_start = np.where(child_count > 0, first, 0).astype(np.int32)
+    tok_node = trie.token_nodes
+    tok_order = trie.tok_ids
+    ctn = cnode[tok_node]
+    keep = ctn >= 0
+    ctn, toks = ctn[keep], tok_order[keep]
+    order = np.argsort(ctn, kind="stable")
+    ctn, toks = ctn[order], toks[order]
+    tok_count = np.bincount(ctn, minlength=m).astype(np.int32)
+    tok_start = (np.cumsum(tok_count) - tok_count).astype(np.int32)
+    return TokenTrie(label.astype(np.int32), child_start, child_count, tok_start, tok_count,
+                     toks.astype(np.int32), depth.astype(np.int32), parent)
 
 
 def pack_bitmask(token_ids: np.ndarray, size: int) -> np.ndarray:
@@ -132,6 +202,7 @@ class RegexIndex:
         self._single: dict[int, int] = {}
         self._class_sizes = np.bincount(dfa.byte_class, minlength=dfa.table.shape[1])
         self._nbytes = 0
+        self._class_trie: TokenTrie | None = None
         if not self._all_states_reach_accept_by_single_bytes():
             # Some state needs a byte that is no token on its own: prune by token-level liveness.
             self.build_all()
@@ -145,7 +216,7 @@ class RegexIndex:
             with self._lock:
                 r = self._rows.get(state)
                 if r is None:
-                    src, tok, end = walk_tokens(self.dfa, np.array([state]), self.vocabulary.trie)
+                    src, tok, end = walk_tokens(self.dfa, np.array([state]), self.trie, labels_are_classes=True)
                     r = self._make_row(state, tok, end)
                     self._rows[state] = r
         return r
@@ -155,8 +226,14 @@ class RegexIndex:
         if self.dfa.accepting[state]:
             tok = np.concatenate([tok, self._eos])
             end = np.concatenate([end, np.full(len(self._eos), FINISHED, dtype=np.int32)])
-        order = np.argsort(tok, kind="stable")
-        tok, end = tok[order].astype(np.int32), end[order].astype(np.int32)
+        if len(tok) * 32 > self.vocabulary.size:  # big rows: a scatter is cheaper than a sort
+            full = np.full(self.vocabulary.size, FINISHED - 1, dtype=np.int32)
+            full[tok] = end
+            tok = np.flatnonzero(full != FINISHED - 1).astype(np.int32)
+            end = full[tok]
+        else:
+            order = np.argsort(tok, kind="stable")
+            tok, end = tok[order].astype(np.int32), end[order].astype(np.int32)
         # Many states allow the same token set (e.g. the inside of every free JSON string): share it.
         key = tok.tobytes()
         shared = self._shared.get(key)
@@ -204,7 +281,7 @@ class RegexIndex:
                 # Walk in chunks so memory stays bounded on big automata.
                 for lo in range(0, len(todo), 256):
                     chunk = todo[lo : lo + 256]
-                    src, tok, end = walk_tokens(self.dfa, chunk, self.vocabulary.trie)
+                    src, tok, end = walk_tokens(self.dfa, chunk, self.trie, labels_are_classes=True)
                     order = np.argsort(src, kind="stable")
                     src, tok, end = src[order], tok[order], end[order]
                     bounds = np.searchsorted(src, np.arange(len(chunk) + 1))
@@ -215,11 +292,11 @@ class RegexIndex:
         return self
 
     def _all_states_reach_accept_by_single_bytes(self) -> bool:
-        singles = np.zeros(256, dtype=bool)
-        for t in self.vocabulary.tokens:
-            if t is not None and len(t) == 1:
-                singles[t[0]] = True
-        full = self.dfa.full_table()[:, singles]
+        singles = self.vocabulary.single_bytes
+        # Only the classes the DFA distinguishes matter: a class is usable if one of its bytes is a token.
+        usable = np.zeros(self.dfa.table.shape[1], dtype=bool)
+        usable[self.dfa.byte_class[singles]] = True
+        full = self.dfa.table[:, usable]
         live = self.dfa.accepting.copy()
         while True:
             nxt = full >= 0
@@ -254,6 +331,15 @@ class RegexIndex:
             if not ok.all():
                 tok, end = r.tokens[ok], r.next_states[ok]
                 self._rows[s] = Row(tok.copy(), end.copy(), bool((end != FINISHED).any()))
+
+    @property
+    def trie(self) -> TokenTrie:
+        """The vocabulary trie folded onto this DFA's byte classes (built once per index)."""
+        if self._class_trie is None:
+            with self._lock:
+                if self._class_trie is None:
+                    self._class_trie = class_trie(self.vocabulary.trie, self.dfa)
+        return self._class_trie
 
     # -- automaton helpers used by matchers ---------------------------------------------------
     def single_byte(self, state: int) -> int:

@@ -346,7 +346,9 @@ def members_to_plain(m: Members) -> Node:
             elif hi is None and (k2, c2, True) == (k, c, started):
                 r = seq(rep(one, 0, None), leave)  # a self-loop: star it
             else:
-                r = alt(leave, seq(one, state(i, k2, c2, True)))
+                nxt = state(i, k2, c2, True)
+                # alt(X, seq(Y, X)) == seq(opt(Y), X): keeps the text from doubling at each item
+                r = seq(opt(one), leave) if nxt == leave else alt(leave, seq(one, nxt))
         memo[key] = r
         return r
 

@@ -406,11 +406,14 @@ def regex_to_dfa(pattern: str, limits: Limits | None = None) -> ByteDFA:
         fill(rows[node], items)
         return node
 
+    all_cuts: set[int] = {0, 256}
+
     def fill(row: np.ndarray, items) -> None:
         cuts = set()
         for seq, _ in items:
             cuts.add(seq[0][0])
             cuts.add(seq[0][1] + 1)
+        all_cuts.update(cuts)
         cuts = sorted(cuts)
         for x, y in zip(cuts, cuts[1:]):
             children = [(seq[1:], t) for seq, t in items if seq[0][0] <= x and y - 1 <= seq[0][1]]
@@ -432,18 +435,29 @@ def regex_to_dfa(pattern: str, limits: Limits | None = None) -> ByteDFA:
             limits.check_states(len(rows), f"regex {pattern[:60]!r}")
         deadline.check(f"regex {pattern[:60]!r}")
 
-    table = np.stack(rows)
+    # Bytes between two consecutive range boundaries behave alike everywhere: fold them into classes
+    # before any sorting work (a refinement of the exact classes, merged again in `_finish`).
+    cuts = np.array(sorted(all_cuts))
+    byte_class = np.searchsorted(cuts, np.arange(256), side="right") - 1
+    table = np.stack(rows)[:, cuts[:-1]]
     accepting = np.zeros(len(rows), dtype=bool)
     for s in cfsm.finals:
         accepting[sid[s]] = True
-    dfa = _finish(table, 0, accepting, deadline, f"regex {pattern[:60]!r}")
+    dfa = _finish(table, 0, accepting, deadline, f"regex {pattern[:60]!r}", byte_class)
     if dfa is None:
         raise RegexError(f"regex {pattern[:80]!r} matches no string at all")
     return dfa
 
 
-def _finish(table: np.ndarray, initial: int, accepting: np.ndarray, deadline, what: str) -> ByteDFA | None:
-    """Trim to states reachable and co-reachable, minimize, and fold byte columns into classes."""
+def _finish(
+    table: np.ndarray, initial: int, accepting: np.ndarray, deadline, what: str, byte_class: np.ndarray | None = None
+) -> ByteDFA | None:
+    """Trim to states reachable and co-reachable, minimize, and fold byte columns into classes.
+
+    ``table`` has one column per byte, or per class of ``byte_class`` when given.
+    """
+    if byte_class is None:
+        byte_class = np.arange(256)
     n = table.shape[0]
     # Co-reachable: can reach an accepting state (reverse BFS, vectorized per frontier).
     live = accepting.copy()
@@ -480,10 +494,10 @@ def _finish(table: np.ndarray, initial: int, accepting: np.ndarray, deadline, wh
     accepting = accepting[keep]
     initial = int(remap[initial])
     table, initial, accepting = _minimize(table, initial, accepting, deadline, what)
-    cols, byte_class = np.unique(table.T, axis=0, return_inverse=True)
+    cols, col_class = np.unique(table.T, axis=0, return_inverse=True)
     return ByteDFA(
         np.ascontiguousarray(cols.T.astype(np.int32)),
-        byte_class.reshape(-1).astype(np.int32),
+        col_class.reshape(-1)[byte_class].astype(np.int32),
         initial,
         accepting,
     )

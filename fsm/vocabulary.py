@@ -70,10 +70,20 @@ class TokenTrie:
     tok_count: np.ndarray  # int32
     tok_ids: np.ndarray  # int32
     depth: np.ndarray  # int32
+    parent: np.ndarray  # int64 (root's parent is 0)
 
     @property
     def n_nodes(self) -> int:
         return len(self.node_byte)
+
+    @property
+    def token_nodes(self) -> np.ndarray:
+        """The node of each entry of ``tok_ids`` (cached)."""
+        tn = self.__dict__.get("_token_nodes")
+        if tn is None:
+            tn = np.repeat(np.arange(self.n_nodes), self.tok_count)
+            self.__dict__["_token_nodes"] = tn
+        return tn
 
     @staticmethod
     def build(tokens: Sequence[bytes | None]) -> "TokenTrie":
@@ -105,7 +115,7 @@ class TokenTrie:
         tok_ids = np.array([t[1] for t in tok_nodes], dtype=np.int32)
         tok_count = np.bincount(tn, minlength=n).astype(np.int32) if len(tn) else np.zeros(n, np.int32)
         tok_start = (np.cumsum(tok_count) - tok_count).astype(np.int32)
-        return TokenTrie(node_byte, child_start, child_count, tok_start, tok_count, tok_ids, depth)
+        return TokenTrie(node_byte, child_start, child_count, tok_start, tok_count, tok_ids, depth, parent)
 
 
 class Vocabulary:
@@ -137,6 +147,7 @@ class Vocabulary:
             if i < n:
                 self._tokens[i] = None
         self._trie: TokenTrie | None = None
+        self._single_bytes: np.ndarray | None = None
         self._lock = threading.Lock()
         h = hashlib.sha256()
         h.update(json.dumps([self.size, list(self.eos_token_ids)]).encode())
@@ -170,10 +181,20 @@ class Vocabulary:
                     self._trie = TokenTrie.build(self._tokens)
         return self._trie
 
+    @property
+    def single_bytes(self) -> np.ndarray:
+        """Bool mask over 0..255: which bytes are a token on their own (computed once)."""
+        if self._single_bytes is None:
+            mask = np.zeros(256, dtype=bool)
+            for t in self._tokens:
+                if t is not None and len(t) == 1:
+                    mask[t[0]] = True
+            self._single_bytes = mask
+        return self._single_bytes
+
     def has_all_single_bytes(self) -> bool:
         """True when every byte 0..255 is a token by itself, so any live byte state has a next token."""
-        singles = {t[0] for t in self._tokens if t is not None and len(t) == 1}
-        return len(singles) == 256
+        return bool(self.single_bytes.all())
 
     def decode(self, token_ids: Iterable[int]) -> bytes:
         """Concatenated bytes of the text tokens in ``token_ids`` (special ids add nothing)."""

@@ -308,10 +308,10 @@ class _Runner:
         cut = _utf8_complete_prefix(forced)
         ids = None
         if cut:
-            text = forced[:cut].decode("utf-8")
-            try:
+            try:  # forced bytes may start inside a character the model already began
+                text = forced[:cut].decode("utf-8")
                 ids = list(self.source.tokenizer.encode(text, add_special_tokens=False))
-            except Exception:  # a tokenizer that cannot encode the text: use the matcher's path
+            except Exception:  # not text, or a tokenizer that cannot encode it: use the matcher's path
                 ids = None
             if ids is not None and self.vocab.decode(ids) != forced[:cut]:
                 ids = None  # e.g. a SentencePiece dummy prefix: not the forced bytes

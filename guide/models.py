@@ -52,6 +52,22 @@ class Model:
     def eos_token_ids(self) -> tuple[int, ...]:
         return self.vocabulary.eos_token_ids
 
+    @classmethod
+    def from_hf(cls, hf: Any, tokenizer: Any, *, pack_weights: bool | None = None, name: str = "") -> "Model":
+        """Wrap an already loaded HF causal LM and its tokenizer (vocabularies are checked).
+
+        >>> model = Model.from_hf(AutoModelForCausalLM.from_pretrained(d), AutoTokenizer.from_pretrained(d))  # doctest: +SKIP
+        """
+        hf = hf.eval()
+        vocab = model_vocabulary(hf, tokenizer)
+        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else vocab.eos_token_ids[0]
+        device = next(hf.parameters()).device
+        if pack_weights is None:
+            pack_weights = device.type == "cpu" and _linear_bytes(hf) <= _AUTO_PACK_MAX_BYTES
+        packed = pack_linear_weights(hf) if pack_weights else False
+        return cls(hf, tokenizer, vocab, name=name or str(getattr(hf.config, "_name_or_path", "")),
+                   packed=packed, _pad_id=int(pad))
+
     # -- text <-> tokens ----------------------------------------------------------------------------
     def encode(self, text: str) -> list[int]:
         """Token ids of a prompt string used as given (BOS added only if the tokenizer adds one
@@ -128,6 +144,12 @@ def load(
     device = torch.device(device) if device is not None else _default_device()
     dtype = _resolve_dtype(dtype, device)
     local = Path(path).is_dir()
+    looks_local = local or Path(path).exists() or str(path).startswith((".", "/", "~"))
+    if looks_local and not (Path(path) / "config.json").is_file():
+        raise FileNotFoundError(
+            f"could not load a model from {str(path)!r}: not a model directory (no config.json). Pass a "
+            "directory with config.json, weights and tokenizer, or set GUIDE_DEFAULT_MODEL."
+        )
     try:
         tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=local)
         hf = AutoModelForCausalLM.from_pretrained(str(path), dtype=dtype, local_files_only=local)
@@ -136,13 +158,7 @@ def load(
             f"could not load a model from {str(path)!r}: {exc}. Pass a local model directory "
             "(config.json, weights, tokenizer) or set GUIDE_DEFAULT_MODEL."
         ) from None
-    hf = hf.to(device).eval()
-    vocab = model_vocabulary(hf, tokenizer)
-    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else vocab.eos_token_ids[0]
-    if pack_weights is None:
-        pack_weights = device.type == "cpu" and _linear_bytes(hf) <= _AUTO_PACK_MAX_BYTES
-    packed = pack_linear_weights(hf) if pack_weights else False
-    return Model(hf, tokenizer, vocab, name=str(path), packed=packed, _pad_id=int(pad))
+    return Model.from_hf(hf.to(device), tokenizer, pack_weights=pack_weights, name=str(path))
 
 
 def model_vocabulary(hf: Any, tokenizer: Any) -> fsm.Vocabulary:

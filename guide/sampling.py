@@ -354,12 +354,13 @@ def _top_k(logits: torch.Tensor, k: torch.Tensor, enabled: torch.Tensor | None) 
 
 
 def _top_p(logits: torch.Tensor, p: torch.Tensor, enabled: torch.Tensor | None) -> torch.Tensor:
+    """Nucleus filter, computed as HF's TopPLogitsWarper does (ascending cumulative mass)."""
     on = p < 1
-    sorted_logits, order = torch.sort(logits, dim=-1, descending=True)
-    probs = torch.softmax(sorted_logits, dim=-1)
-    before = probs.cumsum(dim=-1) - probs  # mass strictly above each token
-    remove_sorted = before >= p[:, None]
-    remove = torch.zeros_like(remove_sorted).scatter_(1, order, remove_sorted)
+    sorted_logits, order = torch.sort(logits, dim=-1, descending=False)
+    cum = sorted_logits.softmax(dim=-1).cumsum(dim=-1)
+    remove_sorted = cum <= (1 - p)[:, None]
+    remove_sorted[:, -1] = False
+    remove = remove_sorted.scatter(1, order, remove_sorted)
     en = on if enabled is None else on & enabled
     return _apply(logits, remove, en)
 
@@ -377,14 +378,14 @@ def _typical(logits: torch.Tensor, mass: torch.Tensor, enabled: torch.Tensor | N
     on = mass < 1
     logp = torch.log_softmax(logits, dim=-1)
     p = logp.exp()
-    ent = -(torch.where(p > 0, logp * p, torch.zeros_like(p))).sum(dim=-1, keepdim=True)
+    ent = -(logp * p).nansum(dim=-1, keepdim=True)  # -inf * 0 = nan for banned tokens: skip them
     shifted = (-logp - ent).abs()
     sorted_shift, order = torch.sort(shifted, dim=-1)
-    cum = p.gather(1, order).cumsum(dim=-1)
+    cum = logits.gather(1, order).softmax(dim=-1).cumsum(dim=-1)
     last = (cum < mass[:, None]).sum(dim=1).clamp(max=logits.shape[-1] - 1)
     remove_sorted = sorted_shift > sorted_shift.gather(1, last[:, None])
     remove_sorted[:, 0] = False
-    remove = torch.zeros_like(remove_sorted).scatter_(1, order, remove_sorted)
+    remove = remove_sorted.scatter(1, order, remove_sorted)
     en = on if enabled is None else on & enabled
     return _apply(logits, remove, en)
 

@@ -110,6 +110,6 @@ def test_memory_cache_returns_same_index(tmp_cache, vocab):
 
 
 def test_cache_can_be_turned_off(monkeypatch, vocab):
-    monkeypatch.setenv("GUIDE_CACHE_DIR", "off")
+    monkeypatch.setenv("GUIDE_FSM_CACHE", "off")
     fsm.clear_memory_cache()
     assert fsm.compile(fsm.Regex("x+"), vocab).matcher().allowed_token_ids().size > 0

@@ -1,0 +1,66 @@
+"""``fsm.Grammar``: a context-free constraint written in Lark's grammar language.
+
+The output must be a sentence of the grammar, lexed exactly as lark's LALR(1) parser lexes it:
+every text a matcher lets through is accepted by ``lark.Lark(text, parser="lalr")``. See
+docs/grammars.md for the lexing rules, the ``%ignore`` policy and what is rejected.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import GrammarError
+from .limits import Limits
+
+
+@dataclass(frozen=True)
+class Grammar:
+    """A Lark grammar spec. ``max_ignore`` bounds the bytes of ``%ignore`` text between two terminals.
+
+    >>> Grammar('start: "a"+').start
+    'start'
+    """
+
+    lark_text: str
+    start: str = "start"
+    max_ignore: int = 32
+
+    def __post_init__(self):
+        if not isinstance(self.lark_text, str):
+            raise GrammarError(f"a grammar must be lark text (str), got {type(self.lark_text).__name__}")
+        if not isinstance(self.start, str) or not self.start:
+            raise GrammarError("start must be the name of a rule, e.g. start='start'")
+        if not isinstance(self.max_ignore, int) or self.max_ignore < 1:
+            raise GrammarError(f"max_ignore must be a positive int, got {self.max_ignore!r}")
+
+    @property
+    def fingerprint(self) -> str:
+        h = hashlib.sha256(f"{self.start}\x00{self.max_ignore}\x00{self.lark_text}".encode("utf-8", "surrogatepass"))
+        return "grammar:" + h.hexdigest()[:32]
+
+    def _build(self, vocab, limits: Limits | None = None):
+        from .grammar_index import GrammarIndex
+        from .grammar_lark import load_lark
+        from .grammar_lexer import build_lexer
+
+        g = load_lark(self.lark_text, self.start)
+        singles = np.zeros(256, dtype=bool)
+        for t in vocab.tokens:
+            if t is not None and len(t) == 1:
+                singles[t[0]] = True
+        lexer = build_lexer(g, singles, max_ignore=self.max_ignore, limits=limits)
+        return GrammarIndex(g, lexer, vocab, fingerprint=self.fingerprint, limits=limits)
+
+    @classmethod
+    def builtin(cls, name: str, **options) -> "Grammar":
+        """One of the grammars shipped in ``fsm/grammars`` (json, arithmetic, sql).
+
+        >>> Grammar.builtin("json").start
+        'start'
+        """
+        from .grammars import load
+
+        return cls(load(name), **options)

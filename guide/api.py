@@ -1,0 +1,15 @@
+"""The user-facing API in one place: what ``guide/__init__.py`` re-exports for users.
+
+>>> from guide.api import Generator, structured, function, Regex, Grammar, Truncated   # doctest: +SKIP
+"""
+
+from .decorators import function, structured
+from .generator import Generator, default_model, format_prompt
+from .output_types import Choice, Grammar, OutputType, OutputTypeError, Regex, builtin_grammars, output_type
+from .results import GenerationError, InvalidOutput, Result, Truncated
+
+__all__ = [
+    "Choice", "GenerationError", "Generator", "Grammar", "InvalidOutput", "OutputType", "OutputTypeError",
+    "Regex", "Result", "Truncated", "builtin_grammars", "default_model", "format_prompt", "function",
+    "output_type", "structured",
+]

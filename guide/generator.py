@@ -1,0 +1,312 @@
+"""`Generator`: a model (or guidance source) plus an output type, compiled once, returning validated values.
+
+>>> gen = guide.Generator(guide.load(), Person)                 # doctest: +SKIP
+>>> gen("Extract: Ada Lovelace, 36 years old")                  # doctest: +SKIP
+Person(name='Ada Lovelace', age=36)
+>>> gen.last.text, gen.last.finish_reason                       # doctest: +SKIP
+('{"name": "Ada Lovelace", "age": 36}', 'eos')
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+from typing import Any, Iterator, Sequence
+
+import fsm
+
+from .generate import Completion, generate, stream
+from .output_types import OutputType, describe, output_type
+from .results import GenerationError, InvalidOutput, Result, Truncated
+from .sampling import SamplingParams
+
+_LOOP_OPTIONS = ("max_new_tokens", "stop", "seed", "jump_forward")
+_PROMPT_OPTIONS = ("raw", "system")
+OPTIONS = frozenset(_LOOP_OPTIONS + _PROMPT_OPTIONS + tuple(f.name for f in dataclasses.fields(SamplingParams)))
+DEFAULT_MAX_NEW_TOKENS = 256
+
+
+@functools.lru_cache(maxsize=1)
+def default_model() -> Any:
+    """The embedded default model, loaded once per process.
+
+    >>> default_model().vocabulary.size   # doctest: +SKIP
+    49152
+    """
+    from .models import load
+
+    return load()
+
+
+def resolve_source(model: Any) -> Any:
+    """A logits source from what the user passed: None (the default model), a path, or a source itself.
+
+    >>> resolve_source(None) is default_model()   # doctest: +SKIP
+    True
+    """
+    if model is None:
+        return default_model()
+    if isinstance(model, (str, os.PathLike)):
+        from .models import load
+
+        return load(model)
+    if not (hasattr(model, "vocabulary") and callable(getattr(model, "prefill", None))):
+        raise TypeError(
+            f"expected a guide.Model, a guidance source (guide.DExperts…), a model path or None, "
+            f"got {type(model).__name__}"
+        )
+    return model
+
+
+def check_options(options: dict[str, Any], where: str) -> None:
+    """Reject unknown generation options early, naming the known ones.
+
+    >>> check_options({"temprature": 0.5}, "Generator")
+    Traceback (most recent call last):
+    ...
+    TypeError: Generator: unknown option(s) ['temprature']; known: ...
+    """
+    unknown = sorted(set(options) - OPTIONS)
+    if unknown:
+        raise TypeError(f"{where}: unknown option(s) {unknown}; known: {', '.join(sorted(OPTIONS))}")
+
+
+def format_prompt(source: Any, prompt: Any, raw: bool = False, system: str | None = None) -> Any:
+    """The prompt as the model sees it: plain text goes through the chat template (when the tokenizer has
+    one and ``raw`` is false); a list of ``{"role", "content"}`` messages always does; token ids pass as is.
+
+    >>> format_prompt(model, "Hi")              # doctest: +SKIP
+    '<|im_start|>system\\n...<|im_end|>\\n<|im_start|>user\\nHi<|im_end|>\\n<|im_start|>assistant\\n'
+    """
+    if isinstance(prompt, str):
+        if raw or not _has_chat_template(source):
+            return prompt
+        messages = [{"role": "user", "content": prompt}]
+    elif isinstance(prompt, (list, tuple)) and prompt and all(isinstance(t, int) for t in prompt):
+        return list(prompt)
+    elif isinstance(prompt, (list, tuple)) and prompt and all(isinstance(m, dict) for m in prompt):
+        if raw:
+            raise ValueError("raw=True needs a plain-text prompt, not a list of chat messages")
+        if not _has_chat_template(source):
+            raise ValueError("chat messages were given but the model's tokenizer has no chat template")
+        messages = list(prompt)
+    else:
+        raise TypeError(
+            f"a prompt must be a string, a list of chat messages or a list of token ids, got {type(prompt).__name__}"
+        )
+    if system is not None and messages[0].get("role") != "system":
+        messages = [{"role": "system", "content": system}, *messages]
+    return source.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+
+
+def _has_chat_template(source: Any) -> bool:
+    return bool(getattr(getattr(source, "tokenizer", None), "chat_template", None))
+
+
+class Generator:
+    """Generate values of one output type from one model or guidance source.
+
+    The constraint is compiled once, here, and shared by every call. ``model`` is a `guide.Model`, any
+    `LogitsSource` (``guide.DExperts(...)``…), a model path, or None for the embedded default model.
+    ``output_type``: see `guide.output_types`. ``defaults``: ``max_new_tokens`` (256), ``stop``, ``seed``,
+    ``jump_forward``, ``raw`` (skip the chat template), ``system`` (a system message) and any sampling
+    parameter (``temperature``, ``top_p``…); each call may override them.
+
+    After each call ``gen.last`` holds the `Result` (a list of them after `batch`): raw text,
+    ``finish_reason`` and token ids. A run that ends before the constraint is satisfied raises `Truncated`.
+
+    >>> gen = Generator(model, Literal["positive", "negative"], temperature=0)   # doctest: +SKIP
+    >>> gen("Review: I loved it. Sentiment:")                                   # doctest: +SKIP
+    'positive'
+    """
+
+    def __init__(self, model: Any = None, output_type: Any = str, *, whitespace: Any = None, **defaults: Any):
+        check_options(defaults, "Generator")
+        self.source = resolve_source(model)
+        self.output_type = output_type
+        self.kind: OutputType = _output_type(output_type, whitespace)
+        self.defaults = {"max_new_tokens": DEFAULT_MAX_NEW_TOKENS, **defaults}
+        self.index = fsm.compile(self.kind.spec, self.source.vocabulary) if self.kind.spec is not None else None
+        self.last: Result | list[Result] | None = None
+
+    def __repr__(self) -> str:
+        return f"Generator({getattr(self.source, 'name', type(self.source).__name__)!r}, {describe(self.output_type)})"
+
+    # -- calls ----------------------------------------------------------------------------------------
+    def __call__(self, prompt: Any, **overrides: Any) -> Any:
+        """Generate one value for ``prompt``; raises `Truncated` / `InvalidOutput` when there is none.
+
+        >>> Generator(model, int)("2 + 2 = ", raw=True, max_new_tokens=3)   # doctest: +SKIP
+        4
+        """
+        options = self._options(overrides)
+        sent = self._format(prompt, options)
+        completion = generate(self.source, sent, self.index, **_loop_args(options))[0]
+        result = self._result(completion, sent, options["max_new_tokens"])
+        self.last = result
+        if result.error is not None:
+            raise result.error
+        return result.value
+
+    def batch(self, prompts: Sequence[Any], *, errors: str = "raise", batch_size: int | None = None,
+              progress: bool = False, **overrides: Any) -> list[Any]:
+        """Generate one value per prompt in batched forward passes.
+
+        ``errors="raise"`` raises the first row's `GenerationError` (after the whole batch ran, so
+        ``gen.last`` has every row); ``errors="return"`` puts the exception in that row's place.
+        ``batch_size`` splits long lists; ``progress`` shows a tqdm bar. Sampling options may be
+        per-prompt lists; an int ``seed`` gives row i the seed ``seed + i``.
+
+        >>> Generator(model, Person).batch(["Ada, 36", "Alan, 41"])   # doctest: +SKIP
+        [Person(name='Ada', age=36), Person(name='Alan', age=41)]
+        """
+        if errors not in ("raise", "return"):
+            raise ValueError(f'errors must be "raise" or "return", got {errors!r}')
+        prompts = list(prompts)
+        if not prompts:
+            self.last = []
+            return []
+        options = self._options(overrides)
+        n = len(prompts)
+        size = n if not batch_size else int(batch_size)
+        if size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        sent = [self._format(p, options) for p in prompts]
+        bar = _progress(n, progress)
+        results: list[Result] = []
+        try:
+            for start in range(0, n, size):
+                chunk = slice(start, min(n, start + size))
+                args = _loop_args(_rows(options, n, chunk))
+                done = generate(self.source, sent[chunk], self.index, **args)
+                for c, s, m in zip(done, sent[chunk], _per_row(options["max_new_tokens"], n)[chunk]):
+                    results.append(self._result(c, s, m))
+                if bar is not None:
+                    bar.update(len(done))
+        finally:
+            if bar is not None:
+                bar.close()
+        self.last = results
+        if errors == "raise":
+            for r in results:
+                if r.error is not None:
+                    raise r.error
+        return [r.value if r.error is None else r.error for r in results]
+
+    def stream(self, prompt: Any, **overrides: Any) -> Iterator[str]:
+        """Yield the output text as it is generated; when the stream ends, ``gen.last.value`` holds the
+        parsed value (or the stream raises `Truncated` / `InvalidOutput` after its last piece).
+
+        >>> for piece in gen.stream("Write a haiku"): print(piece, end="")   # doctest: +SKIP
+        """
+        options = self._options(overrides)
+        sent = self._format(prompt, options)
+        pieces: list[str] = []
+        finals = yield from _tee(stream(self.source, sent, self.index, **_loop_args(options)), pieces)
+        if isinstance(finals, list) and finals and isinstance(finals[0], Completion):
+            completion = finals[0]
+        else:  # the engine's stream does not hand back its Completion: rebuild what we need from the text
+            completion = self._completion_from_text("".join(pieces), options["max_new_tokens"])
+        result = self._result(completion, sent, options["max_new_tokens"])
+        self.last = result
+        if result.error is not None:
+            raise result.error
+
+    # -- helpers --------------------------------------------------------------------------------------
+    def _options(self, overrides: dict[str, Any]) -> dict[str, Any]:
+        check_options(overrides, "Generator call")
+        return {**self.defaults, **overrides}
+
+    def _format(self, prompt: Any, options: dict[str, Any]) -> Any:
+        return format_prompt(self.source, prompt, bool(options.get("raw")), options.get("system"))
+
+    def _result(self, c: Completion, prompt: Any, max_new_tokens: int) -> Result:
+        """Parse a completion, or attach the reason it has no value."""
+        result = Result(None, c.text, c.finish_reason, list(c.token_ids), prompt)
+        if self.index is not None and not self._complete(c):
+            result.error = Truncated(c.text, c.finish_reason, c.token_ids, max_new_tokens, f"the {self.kind.name}")
+            return result
+        try:
+            result.value = self.kind.parse(c.text)
+        except Exception as exc:  # parsers raise ValueError, pydantic/jsonschema errors, KeyError…
+            if c.finish_reason == "stop":
+                result.error = Truncated(c.text, c.finish_reason, c.token_ids, max_new_tokens, f"the {self.kind.name}")
+            else:
+                result.error = InvalidOutput(c.text, c.finish_reason, c.token_ids, self.kind.name, exc)
+        return result
+
+    def _complete(self, c: Completion) -> bool:
+        """Whether the generated tokens satisfy the constraint (EOS is only allowed where they do)."""
+        if c.finish_reason in ("eos", "constraint"):
+            return True
+        if c.finish_reason == "stop":
+            return True  # the text was cut at the stop string: parsing decides
+        return self._accepts(c.token_ids)
+
+    def _accepts(self, token_ids: Sequence[int]) -> bool:
+        eos = set(self.source.vocabulary.eos_token_ids)
+        m = self.index.matcher()
+        try:
+            for t in token_ids:
+                if t in eos:
+                    return True
+                m.advance(int(t))
+        except fsm.TokenRejected:
+            return False
+        return bool(m.is_accepting())
+
+    def _completion_from_text(self, text: str, max_new_tokens: int) -> Completion:
+        ids = list(self.source.tokenizer.encode(text, add_special_tokens=False)) if text else []
+        if self.index is None:
+            return Completion(text, ids, "length" if len(ids) >= max_new_tokens else "eos")
+        return Completion(text, ids, "eos" if self._accepts(ids) else "length")
+
+
+def _output_type(tp: Any, whitespace: Any) -> OutputType:
+    return output_type(tp, whitespace=whitespace)
+
+
+def _loop_args(options: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in options.items() if k not in _PROMPT_OPTIONS}
+
+
+def _per_row(value: Any, n: int) -> list[Any]:
+    return list(value) if isinstance(value, (list, tuple)) else [value] * n
+
+
+def _rows(options: dict[str, Any], n: int, chunk: slice) -> dict[str, Any]:
+    """The options for rows ``chunk`` of a batch of ``n``: per-row lists sliced, int seeds offset."""
+    out = {}
+    for k, v in options.items():
+        if k == "seed" and isinstance(v, int):
+            out[k] = [v + i for i in range(chunk.start, chunk.stop)]
+        elif k in ("stop", "logit_bias") or not isinstance(v, (list, tuple)):
+            out[k] = v
+        elif len(v) != n:
+            raise ValueError(f"{k} has {len(v)} values for {n} prompts")
+        else:
+            out[k] = list(v)[chunk]
+    return out
+
+
+def _tee(pieces: Iterator[str], into: list[str]):
+    """Re-yield ``pieces`` while keeping them; returns the wrapped generator's own return value."""
+    while True:
+        try:
+            piece = next(pieces)
+        except StopIteration as stop:
+            return stop.value
+        into.append(piece)
+        yield piece
+
+
+def _progress(total: int, enabled: bool):
+    if not enabled:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc="generating", unit="prompt")
+
+
+__all__ = ["Generator", "GenerationError", "InvalidOutput", "Result", "Truncated", "default_model", "format_prompt"]
