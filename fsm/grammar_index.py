@@ -29,6 +29,8 @@ from .limits import DEFAULT_LIMITS, Limits
 from .vocabulary import Vocabulary
 
 _MASK_CACHE_ENTRIES = 8192
+_UNKNOWN = -5  # walk-state transition not computed yet
+_BRANCH = -3  # several successors (the next lexeme's set depends on the parser): see branches
 _BIG_GROUP = 256  # groups with at least this many tokens keep a packed bitmask
 
 
@@ -45,7 +47,7 @@ class LexRow:
     group_pset: list[int]  # group -> bit set of terminals the last lexeme can still become
     seq_parent: list[int]  # sequence trie (node 0 = nothing completed yet)
     seq_term: list[int]
-    seq_set: list[int]
+    seq_set: list[int]  # bit set of contextual lexer sets the parser must be in after the terminal
     n_tokens: int = 0  # tokens the lexer lets through from here (any group)
 
     @property
@@ -90,10 +92,11 @@ class GrammarIndex:
         self._is_ign = np.zeros(grammar.n_terms + 1, dtype=bool)
         for t in grammar.ignore:
             self._is_ign[t] = True
-        after_len = np.array([len(a) for a in lx.after] + [0], dtype=np.int64)
-        self._after_start = np.concatenate([[0], np.cumsum(after_len)[:-1]]).astype(np.int64)
-        self._after_len = after_len
-        self._after_flat = np.array([a for lst in lx.after for a in lst] + [0], dtype=np.int64)
+        self._build_boundary_outcomes()
+        trie = vocab.trie
+        self._node_cls = lx.byte_class[trie.node_byte].astype(np.int64)
+        self._child_start = trie.child_start.astype(np.int64)
+        self._child_count = trie.child_count.astype(np.int64)
         pset_ids: dict[int, int] = {}
         self._pset_id = np.array([pset_ids.setdefault(p, len(pset_ids)) for p in lx.pset], dtype=np.int64)
         self._psets = list(pset_ids)
@@ -108,7 +111,42 @@ class GrammarIndex:
         self._ign_l = lx.ign_alive.tolist()
         self._need_l = lx.need.tolist()
         self._state_set_l = lx.state_set.tolist()
+        self._start_l = lx.start.tolist()
+        self._is_start = np.zeros(lx.n_states, dtype=bool)
+        self._is_start[lx.start] = True
+        self._is_start_l = self._is_start.tolist()
+        # A lexeme no byte can extend ends right away: such configurations are normalized to a fresh
+        # lexeme after the terminal, so their rows are never needed and equal futures share masks.
+        self._final_l = (((lx.trans < 0).all(axis=1)) & (lx.emit >= 0)).tolist()
         self.initial_state = (int(lx.start[int(lx.state_set[grammar.table.start_state])]), self.parser.root, 0)
+
+    def _build_boundary_outcomes(self) -> None:
+        """For terminal T ending before a byte of class c: the distinct lexer states the next lexeme
+        starts in, each with the bit set of contextual lexer sets that lead there (CSR by T*C + c)."""
+        lx = self.lexer
+        n_terms, n_cls = self.grammar.n_terms, lx.trans.shape[1]
+        amask_ids: dict[int, int] = {}
+        starts = np.zeros(n_terms * n_cls + 1, dtype=np.int64)
+        out_nq: list[int] = []
+        out_am: list[int] = []
+        restart = lx.restart
+        for t in range(n_terms):
+            for c in range(n_cls):
+                by_state: dict[int, int] = {}
+                for a in lx.after[t]:
+                    nq = int(restart[a, c])
+                    if nq >= 0:
+                        by_state[nq] = by_state.get(nq, 0) | (1 << a)
+                for nq, am in sorted(by_state.items()):
+                    out_nq.append(nq)
+                    out_am.append(amask_ids.setdefault(am, len(amask_ids)))
+                starts[t * n_cls + c + 1] = len(out_nq)
+        self._bo_start = starts
+        self._bo_len = np.diff(starts)
+        self._bo_nq = np.array(out_nq + [0], dtype=np.int64)
+        self._bo_am = np.array(out_am + [0], dtype=np.int64)
+        self._amasks = list(amask_ids)
+        self._n_cls = n_cls
 
     # -- rows ---------------------------------------------------------------------------------
     def row(self, q: int) -> LexRow:
@@ -128,38 +166,32 @@ class GrammarIndex:
         return r
 
     def build_all(self) -> "GrammarIndex":
-        """Classify tokens from every lexer state now (ahead-of-time use); returns self."""
+        """Classify tokens from every lexer state a matcher can rest in now (ahead-of-time use)."""
         deadline = self.limits.deadline()
         for q in range(self.lexer.n_states):
+            if self._final_l[q]:
+                continue
             self.row(q)
             deadline.check("building grammar index")
         return self
 
     def _walk(self, q0: int) -> LexRow:
+        """Classify every token from lexer state ``q0`` in one vectorized walk of the vocabulary trie.
+
+        Entries are (trie node, walk state); a walk state interns everything the rest of the walk
+        depends on — lexer state, completed-terminal sequence, ignore-run counters — so one step of
+        all entries is a gather in a small table that grows as new walk states appear.
+        """
         lx = self.lexer
         trie = self.vocabulary.trie
-        trans, emit, restart, aid = lx.trans, lx.emit, lx.restart, lx.aid
-        ign_alive, need_q = lx.ign_alive, lx.need.astype(np.int64)
-        node_cls = lx.byte_class[trie.node_byte]
-        child_start, child_count = trie.child_start.astype(np.int64), trie.child_count.astype(np.int64)
+        node_cls = self._node_cls
+        child_start, child_count = self._child_start, self._child_count
         tok_start, tok_count, tok_ids = trie.tok_start, trie.tok_count, trie.tok_ids
-        is_ign = self._is_ign
-        limit = self.max_ignore
-        n_sets = len(lx.set_terms)
-        n_terms = self.grammar.n_terms
-        n_psets = len(self._psets)
-
-        seq_parent, seq_term, seq_set = [-1], [-1], [-1]
-        seq_index: dict[int, int] = {}
-
-        open0 = bool(ign_alive[q0])
+        n_cls = self._n_cls
+        ws = _WalkStates(self, q0)
         node = np.zeros(1, dtype=np.int64)
-        lq = np.array([q0], dtype=np.int64)
-        seq = np.zeros(1, dtype=np.int64)
-        r1 = np.zeros(1, dtype=np.int64)
-        run = np.zeros(1, dtype=np.int64)
-        opn = np.array([open0])
-        out_tok, out_key, out_need = [], [], []
+        wid = np.zeros(1, dtype=np.int64)
+        out_tok, out_ws = [], []
         while len(node):
             cnt = child_count[node]
             total = int(cnt.sum())
@@ -169,63 +201,26 @@ class GrammarIndex:
             offs = np.arange(total) - np.repeat(np.cumsum(cnt) - cnt, cnt)
             child = child_start[node][rep] + offs
             c = node_cls[child]
-            q = lq[rep]
-            t = trans[q, c]
-            # 1. the byte continues the lexeme
-            m_cont = t >= 0
-            # 2. the lexeme ends before this byte (KILL implies emit >= 0)
-            m_b = t == KILL
-            term = np.where(m_b, emit[q], n_terms)
-            m_bi = m_b & is_ign[term]
-            m_bn = m_b & ~is_ign[term]
-            parts_idx = [np.nonzero(m_cont)[0], np.nonzero(m_bi)[0]]
-            parts_nq = [t[m_cont].astype(np.int64), restart[aid[q[m_bi]], c[m_bi]].astype(np.int64)]
-            parts_seq = [seq[rep[m_cont]], seq[rep[m_bi]]]
-            parts_kind = [np.zeros(int(m_cont.sum()), bool), np.zeros(int(m_bi.sum()), bool)]
-            bn = np.nonzero(m_bn)[0]
-            if len(bn):
-                bt = term[bn]
-                k = self._after_len[bt]
-                rep2 = np.repeat(np.arange(len(bn)), k)
-                offs2 = np.arange(int(k.sum())) - np.repeat(np.cumsum(k) - k, k)
-                a2 = self._after_flat[self._after_start[bt][rep2] + offs2]
-                src = bn[rep2]
-                keys = (seq[rep[src]] * (n_terms + 1) + bt[rep2]) * n_sets + a2
-                uniq, inv = np.unique(keys, return_inverse=True)
-                ids = np.empty(len(uniq), dtype=np.int64)
-                for i, key in enumerate(uniq.tolist()):
-                    sid = seq_index.get(key)
-                    if sid is None:
-                        sid = len(seq_parent)
-                        seq_index[key] = sid
-                        rest, a = divmod(key, n_sets)
-                        parent, tt = divmod(rest, n_terms + 1)
-                        seq_parent.append(parent)
-                        seq_term.append(tt)
-                        seq_set.append(a)
-                    ids[i] = sid
-                parts_idx.append(src)
-                parts_nq.append(restart[a2, c[src]].astype(np.int64))
-                parts_seq.append(ids[inv.reshape(-1)])
-                parts_kind.append(np.ones(len(src), bool))
-            idx = np.concatenate(parts_idx)
-            nq = np.concatenate(parts_nq)
-            nseq = np.concatenate(parts_seq)
-            new_lexeme = np.concatenate(parts_kind)
-            ok = nq >= 0
-            idx, nq, nseq, new_lexeme = idx[ok], nq[ok], nseq[ok], new_lexeme[ok]
-            par = rep[idx]
-            ia = ign_alive[nq]
-            o = opn[par] & ~new_lexeme
-            run_prev = np.where(new_lexeme, 0, run[par])
-            nrun = np.where(ia, run_prev + 1, 0)
-            nopen = o & ia
-            nr1 = r1[par] + (o & ia)
-            bound = np.where(ia, nrun + need_q[nq], 0)
-            ok = bound <= limit
-            idx, nq, nseq, nrun, nopen, nr1 = idx[ok], nq[ok], nseq[ok], nrun[ok], nopen[ok], nr1[ok]
-            node = child[idx]
-            lq, seq, run, opn, r1 = nq, nseq, nrun, nopen, nr1
+            w = wid[rep]
+            nw = ws.table[w, c]
+            unknown = nw == _UNKNOWN
+            if unknown.any():
+                for key in np.unique(w[unknown] * n_cls + c[unknown]).tolist():
+                    ws.fill(*divmod(key, n_cls))
+                nw = ws.table[w, c]
+            keep = nw >= 0
+            nodes_next = [child[keep]]
+            wids_next = [nw[keep].astype(np.int64)]
+            branch = np.nonzero(nw == _BRANCH)[0]
+            if len(branch):
+                keys = w[branch] * n_cls + c[branch]
+                for key in np.unique(keys).tolist():
+                    sel = branch[keys == key]
+                    for succ in ws.branches[key]:
+                        nodes_next.append(child[sel])
+                        wids_next.append(np.full(len(sel), succ, dtype=np.int64))
+            node = np.concatenate(nodes_next) if len(nodes_next) > 1 else nodes_next[0]
+            wid = np.concatenate(wids_next) if len(wids_next) > 1 else wids_next[0]
             tc = tok_count[node]
             has = np.nonzero(tc > 0)[0]
             if len(has):
@@ -233,8 +228,17 @@ class GrammarIndex:
                 r = np.repeat(has, htc)
                 o2 = np.arange(int(htc.sum())) - np.repeat(np.cumsum(htc) - htc, htc)
                 out_tok.append(tok_ids[tok_start[node[r]] + o2])
-                out_key.append(seq[r] * n_psets + self._pset_id[lq[r]])
-                out_need.append(r1[r] + np.where(opn[r], need_q[lq[r]], 0))
+                out_ws.append(wid[r])
+        ws_key, ws_need = ws.keys_and_needs()
+        seq_parent, seq_term, seq_set = ws.seq_parent, ws.seq_term, ws.seq_set
+        n_psets = len(self._psets)
+        open0 = bool(lx.ign_alive[q0])
+        if out_tok:
+            wids = np.concatenate(out_ws)
+            out_key = [ws_key[wids]]
+            out_need = [ws_need[wids]]
+        else:
+            out_key = out_need = []
         V = self.vocabulary.size
         if out_tok:
             toks = np.concatenate(out_tok).astype(np.int64)
@@ -242,8 +246,7 @@ class GrammarIndex:
             needs = np.concatenate(out_need)
         else:
             toks = keys = needs = np.zeros(0, dtype=np.int64)
-        uniq, inv = np.unique(keys, return_inverse=True)
-        inv = inv.reshape(-1)
+        uniq, inv = _dense_unique(keys)
         group_seq = (uniq // n_psets).tolist()
         group_pset = [self._psets[int(p)] for p in (uniq % n_psets).tolist()]
         order = np.argsort(inv, kind="stable")
@@ -279,7 +282,7 @@ class GrammarIndex:
             seq_parent=seq_parent,
             seq_term=seq_term,
             seq_set=seq_set,
-            n_tokens=len(np.unique(toks)),
+            n_tokens=int(np.count_nonzero(np.bincount(toks, minlength=1))),
         )
 
     # -- masks --------------------------------------------------------------------------------
@@ -305,7 +308,7 @@ class GrammarIndex:
             s = stacks[row.seq_parent[i]]
             if s >= 0:
                 s = p.feed(s, row.seq_term[i])
-                if s >= 0 and state_set[p.top(s)] != row.seq_set[i]:
+                if s >= 0 and not row.seq_set[i] >> state_set[p.top(s)] & 1:
                     s = -1
             stacks.append(s)
         accs = [((p.acc_bits(s) | ign) if s >= 0 else 0) for s in stacks]
@@ -366,12 +369,23 @@ class GrammarIndex:
             cut = ids[:n]
             np.bitwise_and.at(words.view(np.uint32), cut >> 5, ~(np.uint32(1) << (cut & 31).astype(np.uint32)))
 
+    def normalize(self, config: tuple[int, int, int]) -> tuple[int, int, int]:
+        """End a lexeme that no byte can extend: feed its terminal, start a fresh lexeme."""
+        q, node, k = config
+        if not self._final_l[q]:
+            return config
+        t = self._emit_l[q]
+        if self._is_ign[t]:
+            return (self._start_l[self._aid_l[q]], node, k)
+        node = self.parser.feed(node, t)
+        return (self._start_l[self._state_set_l[self.parser.top(node)]], node, 0)
+
     def config_accepting(self, config: tuple[int, int, int]) -> bool:
         """True when the text may end in this configuration."""
         q, node, _ = config
         p = self.parser
         t = self._emit_l[q]
-        if q == self.initial_state[0] and node == self.parser.root:
+        if self._is_start_l[q]:
             return p.accepts_end(node)
         if t < 0:
             return False
@@ -412,11 +426,12 @@ class GrammarIndex:
         return bool((self.parser.acc_bits(node) | self.lexer.ignore_bits) & self.lexer.pset[q])
 
     def step_token(self, config: tuple[int, int, int], data: bytes) -> tuple[int, int, int] | None:
+        """Configuration after a token's bytes (normalized), or None when a byte is rejected."""
         for b in data:
             config = self.step_byte(config, b)
             if config is None:
                 return None
-        return config
+        return self.normalize(config)
 
     def single_byte(self, config: tuple[int, int, int]) -> int:
         """The only byte allowed next when the text cannot end here, else -1."""
@@ -455,6 +470,117 @@ class GrammarIndex:
     def __repr__(self) -> str:
         return (f"GrammarIndex({self.fingerprint[:24]}, lexer_states={self.lexer.n_states}, "
                 f"rows={len(self._rows)}, masks={len(self._masks)})")
+
+
+class _WalkStates:
+    """Interned walk states of one row walk and their transitions per byte class.
+
+    A walk state is (lexer state, sequence-trie node, ignore-run length, bytes of the run that was
+    open when the token started, whether that run is still open).
+    """
+
+    def __init__(self, index: "GrammarIndex", q0: int):
+        self.ix = index
+        self.ids: dict[tuple, int] = {}
+        self.states: list[tuple] = []
+        self.table = np.full((16, index._n_cls), _UNKNOWN, dtype=np.int32)
+        self.branches: dict[int, list[int]] = {}
+        self.seq_parent, self.seq_term, self.seq_set = [-1], [-1], [-1]
+        self.seq_index: dict[tuple, int] = {}
+        self.intern((q0, 0, 0, 0, bool(index._ign_l[q0])))
+
+    def intern(self, st: tuple) -> int:
+        i = self.ids.get(st)
+        if i is None:
+            i = len(self.states)
+            self.ids[st] = i
+            self.states.append(st)
+            if i >= len(self.table):
+                grown = np.full((2 * len(self.table), self.table.shape[1]), _UNKNOWN, dtype=np.int32)
+                grown[: len(self.table)] = self.table
+                self.table = grown
+        return i
+
+    def _seq(self, parent: int, term: int, amask: int) -> int:
+        key = (parent, term, amask)
+        sid = self.seq_index.get(key)
+        if sid is None:
+            sid = len(self.seq_parent)
+            self.seq_index[key] = sid
+            self.seq_parent.append(parent)
+            self.seq_term.append(term)
+            self.seq_set.append(self.ix._amasks[amask])
+        return sid
+
+    def _continue(self, nq: int, seq: int, run: int, r1: int, opn: bool) -> int:
+        ix = self.ix
+        if nq < 0:
+            return -1
+        if ix._ign_l[nq]:
+            run += 1
+            if opn:
+                r1 += 1
+            if run + ix._need_l[nq] > ix.max_ignore:
+                return -1
+        else:
+            run, opn = 0, False
+        return self.intern((nq, seq, run, r1, opn))
+
+    def fill(self, w: int, c: int) -> None:
+        ix = self.ix
+        q, seq, run, r1, opn = self.states[w]
+        t = ix._trans_l[q][c]
+        if t >= 0:
+            self.table[w, c] = self._continue(t, seq, run, r1, opn)
+            return
+        if t != KILL:
+            self.table[w, c] = -1
+            return
+        term = ix._emit_l[q]
+        if ix._is_ign[term]:
+            self.table[w, c] = self._continue(ix._restart_l[ix._aid_l[q]][c], seq, run, r1, opn)
+            return
+        succ = []
+        start, stop = ix._bo_start[term * ix._n_cls + c], ix._bo_start[term * ix._n_cls + c + 1]
+        for o in range(int(start), int(stop)):
+            nq, am = int(ix._bo_nq[o]), int(ix._bo_am[o])
+            s2 = self._continue(nq, self._seq(seq, term, am), 0, r1, False)
+            if s2 >= 0:
+                succ.append(s2)
+        if len(succ) == 1:
+            self.table[w, c] = succ[0]
+        elif not succ:
+            self.table[w, c] = -1
+        else:
+            self.table[w, c] = _BRANCH
+            self.branches[w * ix._n_cls + c] = succ
+
+    def keys_and_needs(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per walk state: the group key (sequence node, terminal set) and the ignore budget it needs."""
+        ix = self.ix
+        n_psets = len(ix._psets)
+        keys = np.empty(len(self.states), dtype=np.int64)
+        needs = np.empty(len(self.states), dtype=np.int64)
+        for i, (q, seq, run, r1, opn) in enumerate(self.states):
+            keys[i] = seq * n_psets + int(ix._pset_id[q])
+            needs[i] = r1 + (ix._need_l[q] if opn else 0)
+        return keys, needs
+
+
+def _dense_unique(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(keys, return_inverse=True)`` for non-negative keys of modest range, in O(n)."""
+    if len(keys) == 0:
+        return keys, keys
+    top = int(keys.max()) + 1
+    if top > 8 * len(keys) + (1 << 16):
+        uniq, inv = np.unique(keys, return_inverse=True)
+        return uniq, inv.reshape(-1)
+    present = np.zeros(top, dtype=bool)
+    present[keys] = True
+    uniq = np.nonzero(present)[0]
+    remap = np.zeros(top, dtype=np.int64)
+    remap[uniq] = np.arange(len(uniq))
+    return uniq, remap[keys]
 
 
 __all__ = ["GrammarIndex", "LexRow", "pack_bitmask"]

@@ -79,6 +79,29 @@ class LarkGrammar:
         return next(t.id for t in self.terminals if t.name == name)
 
 
+_TABLE_ONLY_LEXER = None
+
+
+def _table_only_lexer():
+    """A lark Lexer class that does nothing: lark then skips building (and collision-checking) its own
+    lexers, which the engine replaces; only the grammar and the LALR table are needed."""
+    global _TABLE_ONLY_LEXER
+    if _TABLE_ONLY_LEXER is None:
+        from lark.lexer import Lexer
+
+        class TableOnlyLexer(Lexer):
+            __future_interface__ = 1
+
+            def __init__(self, lexer_conf):
+                self.lexer_conf = lexer_conf
+
+            def lex(self, *args):  # pragma: no cover - never called
+                raise NotImplementedError("fsm grammars are lexed by fsm.grammar_lexer")
+
+        _TABLE_ONLY_LEXER = TableOnlyLexer
+    return _TABLE_ONLY_LEXER
+
+
 def _line_of_definition(text: str, name: str) -> int | None:
     m = re.search(rf"^[ \t]*[?!]?{re.escape(name)}(\.-?\d+)?[ \t]*:", text, re.M)
     return text.count("\n", 0, m.start()) + 1 if m else None
@@ -110,7 +133,7 @@ def load_lark(text: str, start: str = "start") -> LarkGrammar:
     if not isinstance(text, str):
         raise GrammarError(f"a grammar must be lark text (str), got {type(text).__name__}")
     try:
-        parser = lark.Lark(text, parser="lalr", lexer="contextual", start=start)
+        parser = lark.Lark(text, parser="lalr", lexer=_table_only_lexer(), start=start)
     except UnexpectedInput as exc:
         line = getattr(exc, "line", None)
         col = getattr(exc, "column", None)
@@ -171,7 +194,9 @@ def _explain_lark_error(text: str, msg: str) -> str:
             f"another rule on {m.group(1)} (reduce/reduce). Rewrite the rules so one lookahead decides. "
             f"lark says: {msg}"
         )
-    m = re.search(r"(?:Rule|Terminal|Using an undefined rule|Using an undefined terminal)\D*?'?([A-Za-z_]\w*)'?", msg)
+    m = re.search(r"in rule '?([A-Za-z_]\w*)", msg) or re.search(
+        r"(?:Rule|Terminal|Using an undefined rule|Using an undefined terminal)\D*?'?([A-Za-z_]\w*)'?", msg
+    )
     line = _line_of_definition(text, m.group(1)) if m else None
     if line is None:
         lm = re.search(r"line (\d+)", msg)
@@ -315,7 +340,7 @@ def _check_productive(parser, text: str, start: str) -> None:
             if lhs not in productive and all(term or name in productive for name, term in rhs):
                 productive.add(lhs)
                 changed = True
-    bad = sorted({lhs for lhs, _ in rules} - productive)
+    bad = sorted(str(n) for n in {lhs for lhs, _ in rules} - productive)
     if bad:
         name = bad[0]
         line = _line_of_definition(text, name)

@@ -22,8 +22,10 @@ so that a lexeme ends exactly where lark's would:
 
 from __future__ import annotations
 
+import random
 import re
 from collections import deque
+from functools import lru_cache
 from dataclasses import dataclass
 
 import numpy as np
@@ -68,73 +70,94 @@ class LexerAutomaton:
 
 
 def terminal_dfa(term: Terminal, limits: Limits) -> ByteDFA:
-    """Byte DFA of one terminal; lazy terminals keep only their shortest matches (what Python takes)."""
+    """Byte DFA of one terminal; lazy terminals keep only their shortest matches (what Python takes).
+
+    Checked against Python's ``re`` on sampled texts (see `_probe_python_agrees`); cached by pattern.
+    """
     where = f" (line {term.line})" if term.line else ""
     try:
-        dfa = regex_to_dfa(term.dfa_regexp, limits)
+        dfa, problem = _checked_dfa(term.dfa_regexp, term.regexp, term.lazy, term.unicode_sensitive, limits)
     except SpecTooComplex:
         raise
     except RegexError as exc:
         raise GrammarError(f"terminal {term.name}{where} cannot be enforced: {exc}") from None
-    if term.lazy:
-        table = dfa.table.copy()
-        table[dfa.accepting] = -1
-        dfa = ByteDFA(table, dfa.byte_class, dfa.initial, dfa.accepting)
+    if problem:
+        raise GrammarError(f"terminal {term.name}{where}: {problem}")
     return dfa
 
 
-def _samples(dfa: ByteDFA, rng: np.random.Generator, n_random: int = 24, max_len: int = 24) -> list[bytes]:
-    """Shortest text to every accepting state, plus random accepted walks."""
+@lru_cache(maxsize=512)
+def _checked_dfa(dfa_regexp: str, regexp: str, lazy: bool, sensitive: bool, limits: Limits):
+    dfa = regex_to_dfa(dfa_regexp, limits)
+    if lazy:
+        table = dfa.table.copy()
+        table[dfa.accepting] = -1
+        dfa = ByteDFA(table, dfa.byte_class, dfa.initial, dfa.accepting)
+    if dfa.accepting[dfa.initial]:
+        return dfa, "it matches the empty string, which lark's lexer forbids"
+    return dfa, _python_disagreement(regexp, dfa, lazy, sensitive)
+
+
+def _samples(dfa: ByteDFA, rng, n_random: int = 24, max_len: int = 24) -> list[bytes]:
+    """Shortest text to every accepting state, plus random accepted walks (ASCII-leaning)."""
     full = dfa.full_table()
+    succ = [np.nonzero(row >= 0)[0].tolist() for row in full]
+    table = full.tolist()
+    acc = dfa.accepting.tolist()
     paths = {dfa.initial: b""}
     queue = deque([dfa.initial])
     while queue:
         s = queue.popleft()
-        for b in np.nonzero(full[s] >= 0)[0][:: max(1, len(np.nonzero(full[s] >= 0)[0]) // 6)]:
-            t = int(full[s, b])
+        nxt = succ[s]
+        for b in nxt[:: max(1, len(nxt) // 6)]:
+            t = table[s][b]
             if t not in paths:
-                paths[t] = paths[s] + bytes([int(b)])
+                paths[t] = paths[s] + bytes([b])
                 queue.append(t)
-    out = [p for s, p in paths.items() if dfa.accepting[s]]
+    out = [p for s, p in paths.items() if acc[s]]
+    ascii_succ = [[b for b in lst if b < 0x80] for lst in succ]
     for _ in range(n_random):
         s, buf = dfa.initial, bytearray()
         for _ in range(max_len):
-            nxt = np.nonzero(full[s] >= 0)[0]
-            if len(nxt) == 0 or (dfa.accepting[s] and rng.random() < 0.3):
+            if not succ[s] or (acc[s] and rng.random() < 0.3):
                 break
-            b = int(rng.choice(nxt[nxt < 0x80]) if (nxt < 0x80).any() and rng.random() < 0.8 else rng.choice(nxt))
+            pool = ascii_succ[s] if ascii_succ[s] and rng.random() < 0.8 else succ[s]
+            b = pool[rng.randrange(len(pool))]
             buf.append(b)
-            s = int(full[s, b])
-        if dfa.accepting[s]:
+            s = table[s][b]
+        if acc[s]:
             out.append(bytes(buf))
     return out
 
 
-def _probe_python_agrees(term: Terminal, dfa: ByteDFA, original: ByteDFA | None) -> None:
+def _python_disagreement(regexp: str, dfa: ByteDFA, lazy: bool, sensitive: bool) -> str | None:
     """lark takes Python's match; the automaton assumes the longest (or, lazy, the shortest) one.
 
     Probe sampled texts: Python's ``re.match`` must consume exactly the text the automaton ends at.
+    Returns a description of the first disagreement, or None.
     """
-    rng = np.random.default_rng(0)
-    rx = re.compile(term.regexp)
-    where = f" (line {term.line})" if term.line else ""
+    rng = random.Random(0)
+    rx = re.compile(regexp)
     for data in _samples(dfa, rng):
+        if sensitive and _SENSITIVE[np.frombuffer(data, dtype=np.uint8)].any():
+            continue  # never generated: sensitive bytes are rejected while this terminal is alive
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
             continue
         probes = [text]
-        if original is not None:  # lazy: a longer continuation must not make Python go further
+        if lazy:  # a longer continuation must not make Python go further
             probes += [text + x for x in ("*/", "\n", "x", '"', "a", "'", text)]
         for p in probes:
             m = rx.match(p)
             if m is None or m.end() != len(text):
                 got = "nothing" if m is None else repr(m.group(0))
-                raise GrammarError(
-                    f"terminal {term.name}{where}: on {p!r} Python's regex engine (which lark's lexer uses) "
-                    f"matches {got}, not {text!r}; reorder alternatives so longer ones come first "
-                    "(lark takes the first alternative that matches, not the longest)"
+                return (
+                    f"on {p!r} Python's regex engine (which lark's lexer uses) matches {got}, not {text!r}; "
+                    "reorder alternatives so longer ones come first (lark takes the first alternative "
+                    "that matches, not the longest)"
                 )
+    return None
 
 
 class _Roles:
@@ -194,11 +217,7 @@ def build_lexer(
     table = grammar.table
     dfas: list[ByteDFA] = []
     for t in terms:
-        d = terminal_dfa(t, limits)
-        if d.accepting[d.initial]:
-            raise GrammarError(f"terminal {t.name} matches the empty string, which lark's lexer forbids")
-        _probe_python_agrees(t, d, d if t.lazy else None)
-        dfas.append(d)
+        dfas.append(terminal_dfa(t, limits))
     deadline.check("grammar terminals")
 
     # Global byte classes: bytes no terminal (nor the sensitivity rule) tells apart share a column.
@@ -512,10 +531,20 @@ def check_adjacency(lx: LexerAutomaton, emittable: list[int]) -> None:
                 out |= lx.pset[r] & ~ign
         return out
 
-    def fail(t_name: str, u: int, text: bytes) -> None:
+    def fail(t_name: str, u: int, text: bytes, a: int) -> None:
+        where = f" (line {terms[u].line})" if terms[u].line else ""
+        if not emittable[a] >> u & 1:
+            winners = sorted(terms[t].name + (" (%ignore)" if t in g.ignore else "")
+                             for t in lx.set_terms[a] if t < u)
+            raise GrammarError(
+                f"terminal {terms[u].name}{where} can never be lexed where the grammar expects it (after "
+                f"{t_name}): lark tries {', '.join(winners) or 'other terminals'} first and they match every "
+                f"text {terms[u].name} matches; give {terms[u].name} a higher priority ({terms[u].name}.2: ...) "
+                "or make the patterns disjoint"
+            )
         raise GrammarError(
-            f"terminal {terms[u].name} can follow {t_name} in the grammar, but lark's lexer could never split "
-            f"them after {text!r}: no byte ends {t_name} there and starts {terms[u].name}"
+            f"terminal {terms[u].name}{where} can follow {t_name} in the grammar, but lark's lexer could never "
+            f"split them after {text!r}: no byte ends {t_name} there and starts {terms[u].name}"
             f"{'' if g.ignore else ' (there is no %ignore separator)'}; add a separator to the grammar"
         )
 
@@ -525,7 +554,7 @@ def check_adjacency(lx: LexerAutomaton, emittable: list[int]) -> None:
     direct = lx.pset[int(lx.start[a0])] & ~ign
     for u in sorted(first):
         if not direct >> u & 1:
-            fail("the start of the text", u, b"")
+            fail("the start of the text", u, b"", a0)
     cache: dict[tuple[int, int], int] = {}
     for q in range(lx.n_states):
         t = int(lx.emit[q])
@@ -541,7 +570,7 @@ def check_adjacency(lx: LexerAutomaton, emittable: list[int]) -> None:
             got = cache[key]
             for u in sorted(needed):
                 if not got >> u & 1:
-                    fail(terms[t].name, u, _example_text(lx, q))
+                    fail(terms[t].name, u, _example_text(lx, q), a)
 
 
 def _example_text(lx: LexerAutomaton, q: int) -> bytes:

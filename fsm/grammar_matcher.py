@@ -122,7 +122,7 @@ class GrammarMatcher:
             if b < 0:
                 break
             out.append(b)
-            cfg = idx.step_byte(cfg, b)
+            cfg = idx.normalize(idx.step_byte(cfg, b))
         return bytes(out)
 
     def forced_tokens(self) -> list[int]:

@@ -92,6 +92,14 @@ class Minus(Node):
 
 
 @dataclass(frozen=True)
+class Auto(Node):
+    """A literal character DFA: ``edges[s]`` are (lo, hi, target) triples, state 0 is initial."""
+
+    edges: tuple[tuple[tuple[int, int, int], ...], ...]
+    accepting: tuple[bool, ...]
+
+
+@dataclass(frozen=True)
 class Ref(Node):
     """A named rule (grammar output only)."""
 
@@ -314,6 +322,10 @@ def to_regex(node: Node) -> str:
             return go(members_to_plain(n))
         if isinstance(n, Enc):
             return go(encode_node(n))
+        if isinstance(n, (And, Minus, Auto)):
+            from .json_automaton import as_plain
+
+            return go(as_plain(n))
         raise ValueError(f"{type(n).__name__} has no regex text")
 
     return go(node)
@@ -374,8 +386,10 @@ def encoded_char(ranges: Ranges, full: bool = False) -> Node:
     With ``full`` (the unrestricted string) any ``\\uXXXX`` escape is allowed too; otherwise
     only the escapes a character needs (and ``\\/``), so decoded sets stay exact.
 
-    >>> to_regex(encoded_char(((0x22, 0x22), (0x61, 0x61))))
-    'a|\\\\"'
+    >>> import re
+    >>> rx = to_regex(encoded_char(((0x22, 0x22), (0x61, 0x61))))
+    >>> [bool(re.fullmatch(rx, s)) for s in ['a', chr(92) + '"', '"', 'b']]
+    [True, True, False, False]
     """
     parts: list[Node] = []
     raw = subtract(ranges, _MUST_ESCAPE)
@@ -416,4 +430,8 @@ def encode_node(node: Node, full: bool = False) -> Node:
         return alt(*[encode_node(i, full) for i in node.items])
     if isinstance(node, Rep):
         return rep(encode_node(node.item, full), node.lo, node.hi)
+    if isinstance(node, (And, Minus, Auto)):
+        from .json_automaton import as_plain
+
+        return encode_node(as_plain(node), full)
     raise ValueError(f"{type(node).__name__} cannot be JSON-encoded as regex text")

@@ -23,6 +23,7 @@ from .json_ast import (
     ANY_CHAR,
     Alt,
     And,
+    Auto,
     Cls,
     Enc,
     Lit,
@@ -32,7 +33,13 @@ from .json_ast import (
     Ref,
     Rep,
     Seq,
+    alt,
+    cls,
     encoded_char,
+    rep,
+    seq,
+    EMPTY,
+    NEVER,
 )
 from .limits import DEFAULT_LIMITS, Limits
 from .regex import ByteDFA, utf8_sequences
@@ -141,6 +148,9 @@ class NFA:
             return self._members(node, s, enc, full)
         if isinstance(node, Enc):
             return self.build(node.item, s, True, node.full)
+        if isinstance(node, Auto):
+            d = trim_dfa(CharDFA([list(r) for r in node.edges], list(node.accepting)))
+            return self.embed(d or _EMPTY_DFA, s, enc)
         if isinstance(node, (And, Minus)):
             return self.embed(small_dfa(node, self.budget), s, enc)
         if isinstance(node, Ref):
@@ -609,3 +619,57 @@ def node_to_dfa(node: Node, limits: Limits | None = None) -> ByteDFA:
         raise SchemaTooComplex(str(exc), budget=exc.budget, limit=exc.limit) from None
     except RecursionError:
         raise SchemaTooComplex("the schema is nested too deeply to compile", budget="recursion") from None
+
+
+# ---------------------------------------------------------------------------------------------
+# Character DFA -> plain tree (state elimination), for regex text of small automata.
+
+
+def dfa_to_node(dfa: CharDFA) -> Node:
+    """A plain tree for a (small) character DFA, by state elimination."""
+    n = len(dfa)
+    start, final = n, n + 1
+    out: dict[int, dict[int, Node]] = {q: {} for q in range(n + 2)}
+    inc: dict[int, set[int]] = {q: set() for q in range(n + 2)}
+
+    def add(p: int, q: int, node: Node) -> None:
+        out[p][q] = alt(out[p][q], node) if q in out[p] else node
+        inc[q].add(p)
+
+    add(start, 0, EMPTY)
+    for q, edges in enumerate(dfa.edges):
+        by_t: dict[int, list] = defaultdict(list)
+        for lo, hi, t in edges:
+            by_t[t].append((lo, hi))
+        for t, rs in by_t.items():
+            add(q, t, cls(*rs))
+        if dfa.accepting[q]:
+            add(q, final, EMPTY)
+    remaining = set(range(n))
+    while remaining:
+        k = min(remaining, key=lambda q: len(inc[q] - {q}) * len(set(out[q]) - {q}))
+        remaining.discard(k)
+        loop = out[k].pop(k, None)
+        inc[k].discard(k)
+        star = rep(loop, 0, None) if loop is not None else EMPTY
+        for p in list(inc[k]):
+            if p == k or k not in out[p]:
+                continue
+            pk = out[p].pop(k)
+            for q, kq in out[k].items():
+                add(p, q, seq(pk, star, kq))
+        for q in out[k]:
+            inc[q].discard(k)
+        out[k] = {}
+        inc[k] = set()
+    return out[start].get(final, NEVER)
+
+
+def as_plain(node: Node) -> Node:
+    """``And``/``Minus``/``Auto`` rewritten as a plain tree (regex text needs it)."""
+    budget = _Budget(DEFAULT_LIMITS)
+    d = small_dfa(node, budget) if not isinstance(node, Auto) else trim_dfa(
+        CharDFA([list(r) for r in node.edges], list(node.accepting)))
+    if d is None or not any(d.accepting):
+        return NEVER
+    return dfa_to_node(d)

@@ -23,6 +23,9 @@ class Limits:
     max_states: int = 1_000_000
     max_seconds: float = 10.0
     max_index_bytes: int = 1 << 30
+    # Positions of a regex once counted repeats are expanded; the character automaton is built by
+    # interegular, which cannot be interrupted, so its input is bounded before it starts.
+    max_regex_positions: int = 50_000
 
     def deadline(self) -> "Deadline":
         return Deadline(time.monotonic() + self.max_seconds, self.max_seconds)

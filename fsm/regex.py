@@ -166,7 +166,38 @@ def _find_construct(pattern: str, kind: str) -> int:
     return m.start() if m else -1
 
 
-def _validate(pattern: str) -> None:
+_MAX_CLASS_CODEPOINTS = 300_000
+
+
+def _estimate(items, pattern: str) -> int:
+    """Upper estimate of automaton states: counted repeats multiply, alternatives add."""
+    total = 0
+    for op, av in items:
+        if op is sre_constants.SUBPATTERN:
+            total += _estimate(av[-1], pattern)
+        elif op is sre_constants.BRANCH:
+            total += sum(_estimate(b, pattern) for b in av[1])
+        elif op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT, getattr(sre_constants, "POSSESSIVE_REPEAT", None)):
+            lo, hi = av[0], av[1]
+            times = lo + 1 if hi == sre_constants.MAXREPEAT else max(hi, 1)
+            total += _estimate(av[2], pattern) * times
+        elif op is sre_constants.IN:
+            size = sum(b - a + 1 for kind, (a, b) in ((k, v) for k, v in av if k is sre_constants.RANGE))
+            negated = any(k is sre_constants.NEGATE for k, _ in av)
+            if size > _MAX_CLASS_CODEPOINTS and not negated:
+                raise SpecTooComplex(
+                    f"regex {pattern[:80]!r}: a character class spans {size:,} code points; write it as a "
+                    "negated class (e.g. [^\\x00-\\x7f]) which compiles in constant time",
+                    budget="class_size",
+                    limit=_MAX_CLASS_CODEPOINTS,
+                )
+            total += 1
+        else:
+            total += 1
+    return total
+
+
+def _validate(pattern: str, limits: Limits = DEFAULT_LIMITS) -> None:
     try:
         import re._parser as sre_parse  # type: ignore[import-not-found]
     except ImportError:  # Python 3.10
@@ -206,6 +237,16 @@ def _validate(pattern: str) -> None:
                 visit(av)
 
     visit(parsed)
+    estimate = _estimate(parsed, pattern)
+    budget = min(limits.max_states, limits.max_regex_positions)
+    if estimate > budget:
+        name = "max_states" if limits.max_states <= limits.max_regex_positions else "max_regex_positions"
+        raise SpecTooComplex(
+            f"regex {pattern[:80]!r}: its counted repeats and alternatives expand to about {estimate:,} "
+            f"positions, over the budget {name}={budget:,} (nested counted repeats multiply)",
+            budget=name,
+            limit=budget,
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -369,7 +410,7 @@ def regex_to_dfa(pattern: str, limits: Limits | None = None) -> ByteDFA:
     """
     limits = limits or DEFAULT_LIMITS
     deadline = limits.deadline()
-    _validate(pattern)
+    _validate(pattern, limits)
     cfsm = _char_fsm(pattern, limits)
     deadline.check(f"regex {pattern[:60]!r}")
     limits.check_states(len(cfsm.states), f"regex {pattern[:60]!r}")

@@ -11,3 +11,18 @@ from .logits_processor import LogitsProcessor
 from .models import Model, load
 from .sampling import InvalidLogitsError, SamplingError
 from .sources import LogitsSource, Session
+
+# The user API (Generator, output types, decorators): see guide/api.py.
+from .api import (
+    Choice,
+    GenerationError,
+    Generator,
+    Grammar,
+    InvalidOutput,
+    OutputTypeError,
+    Regex,
+    Result,
+    Truncated,
+    function,
+    structured,
+)

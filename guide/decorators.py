@@ -17,8 +17,10 @@ from __future__ import annotations
 import functools
 import inspect
 import string
+import sys
 import typing
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from .generator import Generator, check_options
 from .output_types import OutputType, output_type
@@ -139,18 +141,24 @@ def function(model: Any = None, *, whitespace: Any = None, **defaults: Any) -> A
     >>> age_of("Ada is 36.")                                          # doctest: +SKIP
     36
     """
+    # Annotations may name classes local to the caller (e.g. a model defined inside a function).
+    caller_locals = dict(sys._getframe(1).f_locals)
     if inspect.isfunction(model):  # bare @function
-        return function()(model)
+        return _function_decorator(None, None, {}, caller_locals)(model)
     check_options(defaults, "guide.function")
+    return _function_decorator(model, whitespace, defaults, caller_locals)
 
+
+def _function_decorator(model: Any, whitespace: Any, defaults: dict[str, Any],
+                        caller_locals: dict[str, Any]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
         name = getattr(fn, "__qualname__", repr(fn))
         doc = inspect.getdoc(fn)
         if not doc:
             raise TypeError(f"@guide.function: {name} needs a docstring: it is the prompt template")
         try:
-            hints = typing.get_type_hints(fn, include_extras=True)
-        except Exception as exc:  # an annotation naming something that does not exist
+            hints = typing.get_type_hints(fn, localns=caller_locals, include_extras=True)
+        except Exception as exc:  # noqa: BLE001 - an annotation naming something that does not exist
             raise TypeError(f"@guide.function: cannot read the annotations of {name}: {exc}") from None
         if "return" not in hints:
             raise TypeError(f"@guide.function: {name} needs a return annotation: it is the output type")

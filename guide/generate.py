@@ -15,7 +15,7 @@ arrive. Both run the same loop:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Sequence
+from typing import Any, Generator, Iterator, Sequence
 
 import torch
 
@@ -96,10 +96,11 @@ def stream(
     seed: int | Sequence[int | None] | None = None,
     jump_forward: bool = True,
     **sampling: Any,
-) -> Iterator[str] | Iterator[tuple[int, str]]:
+) -> Generator[str | tuple[int, str], None, list[Completion]]:
     """Like `generate`, but yield text as it is produced; pieces never split a UTF-8 character and
     never show a stop string. One prompt yields ``str`` pieces; a list of prompts yields
-    ``(prompt_index, piece)``.
+    ``(prompt_index, piece)``. The generator's return value (``yield from``, ``StopIteration.value``)
+    is the list of `Completion` objects, one per prompt.
 
     >>> "".join(guide.stream(model, "Once upon a time", max_new_tokens=20))   # doctest: +SKIP
     ', there was a little girl named Lily...'
@@ -113,6 +114,7 @@ def stream(
             piece = _take_piece(row, hold)
             if piece:
                 yield (row.index, piece) if batch else piece
+    return runner.completions()
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -183,6 +185,7 @@ class _Runner:
         if starts:
             fed = [starts.get(r.index, []) for r in active]
             self.sampler.observe(*_pad(fed, max(1, max(len(f) for f in fed))))
+        self.rescore = getattr(self.session, "rescore", None)
         self.masks = MaskBuffer(self.vocab.size, self.logits.device, len(active))
         self.active = active
         return touched
@@ -198,6 +201,8 @@ class _Runner:
         constrained = [i for i, r in enumerate(active) if r.matcher is not None]
         if constrained:
             self.masks.apply(logits, constrained, [active[i].matcher for i in constrained])
+        if self.rescore is not None:  # a guidance truncation that must see the mask (see guide.sources)
+            logits = self.rescore(logits)
         tokens = self.sampler(logits)
         sampled = tokens.tolist()
         feeds: list[list[int]] | None = None

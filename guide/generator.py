@@ -12,7 +12,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
-from typing import Any, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import fsm
 
@@ -229,20 +230,21 @@ class Generator:
             return result
         try:
             result.value = self.kind.parse(c.text)
-        except Exception as exc:  # parsers raise ValueError, pydantic/jsonschema errors, KeyError…
-            if c.finish_reason == "stop":
-                result.error = Truncated(c.text, c.finish_reason, c.token_ids, max_new_tokens, f"the {self.kind.name}")
-            else:
-                result.error = InvalidOutput(c.text, c.finish_reason, c.token_ids, self.kind.name, exc)
+        except Exception as exc:  # noqa: BLE001 - parsers raise ValueError, pydantic/jsonschema errors, KeyError…
+            result.error = InvalidOutput(c.text, c.finish_reason, c.token_ids, self.kind.name, exc)
         return result
 
     def _complete(self, c: Completion) -> bool:
-        """Whether the generated tokens satisfy the constraint (EOS is only allowed where they do)."""
-        if c.finish_reason in ("eos", "constraint"):
-            return True
+        """Whether the model finished the output. EOS is only allowed where the constraint is satisfied;
+        a run cut by the token budget is incomplete even when its text happens to match (``"12"`` may
+        have been on its way to ``"1234"``); text cut at a stop string is checked against the constraint
+        (the matchers work on bytes, so any tokenization of the text will do)."""
         if c.finish_reason == "stop":
-            return True  # the text was cut at the stop string: parsing decides
-        return self._accepts(c.token_ids)
+            return self._accepts(self._encode(c.text))
+        return c.finish_reason != "length"
+
+    def _encode(self, text: str) -> list[int]:
+        return list(self.source.tokenizer.encode(text, add_special_tokens=False)) if text else []
 
     def _accepts(self, token_ids: Sequence[int]) -> bool:
         eos = set(self.source.vocabulary.eos_token_ids)
@@ -257,10 +259,9 @@ class Generator:
         return bool(m.is_accepting())
 
     def _completion_from_text(self, text: str, max_new_tokens: int) -> Completion:
-        ids = list(self.source.tokenizer.encode(text, add_special_tokens=False)) if text else []
-        if self.index is None:
-            return Completion(text, ids, "length" if len(ids) >= max_new_tokens else "eos")
-        return Completion(text, ids, "eos" if self._accepts(ids) else "length")
+        ids = self._encode(text)
+        done = len(ids) < max_new_tokens and (self.index is None or self._accepts(ids))
+        return Completion(text, ids, "eos" if done else "length")
 
 
 def _output_type(tp: Any, whitespace: Any) -> OutputType:
@@ -309,4 +310,4 @@ def _progress(total: int, enabled: bool):
     return tqdm(total=total, desc="generating", unit="prompt")
 
 
-__all__ = ["Generator", "GenerationError", "InvalidOutput", "Result", "Truncated", "default_model", "format_prompt"]
+__all__ = ["GenerationError", "Generator", "InvalidOutput", "Result", "Truncated", "default_model", "format_prompt"]

@@ -14,6 +14,7 @@ import numpy as np
 import torch
 
 NEG_INF = float("-inf")
+_NEG_INF_BITS = np.array(np.float32(NEG_INF)).view(np.int32)  # 0xFF800000
 
 
 class MaskBuffer:
@@ -63,13 +64,22 @@ class MaskBuffer:
             raise ValueError(f"logits are {width} wide but the masks cover only {self.words * 32} tokens")
         whole = n == logits.shape[0] and list(rows) == list(range(n))
         if self._dev is None:
-            # CPU logits: unpacking the host words is already "on the logits' device".
-            bits = np.unpackbits(self.host[:n].view(np.uint8), axis=1, bitorder="little")
-            allowed = torch.from_numpy(bits[:, :width].view(np.bool_))
-        else:
-            dev = self._dev[:n]
-            dev.copy_(self._host_t[:n], non_blocking=True)
-            allowed = ((dev[:, :, None] >> self._shifts) & 1).view(n, self.words * 32)[:, :width].bool()
+            # CPU logits: unpacking the host words is already "on the logits' device". Masked
+            # writes branch per element, so build an additive mask with integer ops instead:
+            # (bit - 1) & bits(-inf) is 0.0 for allowed tokens and -inf for the rest.
+            bits = np.unpackbits(self.host[:n].view(np.uint8), axis=1, bitorder="little")[:, :width]
+            add = bits.astype(np.int32)
+            add -= 1
+            add &= _NEG_INF_BITS
+            addend = torch.from_numpy(add.view(np.float32))
+            if whole:
+                logits.add_(addend)
+            else:
+                logits.index_add_(0, torch.as_tensor(list(rows), dtype=torch.long), addend)
+            return
+        dev = self._dev[:n]
+        dev.copy_(self._host_t[:n], non_blocking=True)
+        allowed = ((dev[:, :, None] >> self._shifts) & 1).view(n, self.words * 32)[:, :width].bool()
         if whole:
             logits.masked_fill_(~allowed, NEG_INF)
         else:

@@ -3,19 +3,17 @@
 `output_type(tp)` turns what a user asks for into an `OutputType`: the fsm spec that constrains
 generation (None for free text) and the parser that turns the finished text into the value returned.
 
-=======================================  ==========================================  ===================
-asked for                                constrained as                              returned
-=======================================  ==========================================  ===================
-pydantic model class                     ``fsm.JsonSchema(cls)``                     validated instance
-JSON-schema dict / ``fsm.JsonSchema``    ``fsm.JsonSchema(schema)``                  parsed, validated
-``guide.Regex`` / ``guide.Choice``       itself                                      ``str``
-``guide.Grammar`` / ``fsm.Grammar``      the Lark grammar                            ``str``
-``Literal["a", "b"]``, ``Enum``          ``fsm.Choice`` of the values (plain text)   the value / member
-``int``, ``float``, ``bool``             JSON number / ``true|false`` regex          ``int``/``float``/``bool``
-``str``                                  nothing (free text)                         ``str``
-``list[...]``, ``dict[str, ...]``,       the JSON schema of ``pydantic.TypeAdapter``  validated value
-``Union``, dataclass, TypedDict, …
-=======================================  ==========================================  ===================
+- a pydantic model class: constrained by ``fsm.JsonSchema(cls)``, returns a validated instance;
+- a JSON-schema dict (or JSON text, or an ``fsm.JsonSchema``): returns the parsed object, validated
+  with ``jsonschema``;
+- ``guide.Regex`` / ``guide.Choice`` / ``guide.Grammar`` / any fsm spec: returns the text (``str``);
+- ``Literal["a", "b"]`` and ``Enum`` classes: a plain-text choice of the values; returns the value
+  or the member;
+- ``int``, ``float``, ``bool``: JSON integer / number / ``true|false``; returns ``int`` / ``float`` / ``bool``;
+- ``str``: no constraint (free text);
+- anything else pydantic can describe (``list[...]``, ``dict[str, ...]``, ``Union``, ``Optional``,
+  dataclasses, ``TypedDict``…): the JSON schema of ``pydantic.TypeAdapter(tp)``; returns the value
+  validated by that adapter.
 """
 
 from __future__ import annotations
@@ -24,17 +22,15 @@ import enum
 import json
 import os
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 import fsm
 
 Regex = fsm.Regex
 Choice = fsm.Choice
-
-_INT = r"-?(?:0|[1-9][0-9]*)"
-_FLOAT = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?"
 
 
 class OutputTypeError(fsm.SpecError):
@@ -64,7 +60,7 @@ class Grammar:
             raise OutputTypeError("Grammar needs the text of a Lark grammar (use Grammar.from_file for a path)")
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike, start: str = "start") -> "Grammar":
+    def from_file(cls, path: str | os.PathLike, start: str = "start") -> Grammar:
         """Read a Lark grammar from a file.
 
         >>> Grammar.from_file("my.lark")   # doctest: +SKIP
@@ -75,16 +71,16 @@ class Grammar:
         return cls(p.read_text(encoding="utf-8"), start)
 
     @classmethod
-    def builtin(cls, name: str, start: str = "start") -> "Grammar":
+    def builtin(cls, name: str, start: str = "start") -> Grammar:
         """One of the grammars shipped with the library (`builtin_grammars()` lists them).
 
         >>> Grammar.builtin("sql")   # doctest: +SKIP
         """
-        path = _grammar_dir() / f"{name}.lark"
-        if not path.is_file():
-            known = ", ".join(builtin_grammars()) or "none installed"
-            raise OutputTypeError(f"no built-in grammar named {name!r} (known: {known})")
-        return cls(path.read_text(encoding="utf-8"), start)
+        from fsm import grammars
+
+        if name not in grammars.names():
+            raise OutputTypeError(f"no built-in grammar named {name!r} (known: {', '.join(grammars.names())})")
+        return cls(grammars.load(name), start)
 
     def to_spec(self) -> Any:
         """The `fsm.Grammar` spec for this grammar."""
@@ -97,12 +93,9 @@ def builtin_grammars() -> list[str]:
     >>> "sql" in builtin_grammars()   # doctest: +SKIP
     True
     """
-    d = _grammar_dir()
-    return sorted(p.stem for p in d.glob("*.lark")) if d.is_dir() else []
+    from fsm import grammars
 
-
-def _grammar_dir() -> Path:
-    return Path(fsm.__file__).parent / "grammars"
+    return grammars.names()
 
 
 @dataclass(frozen=True)
@@ -137,10 +130,10 @@ def output_type(tp: Any, whitespace: Any = None) -> OutputType:
         return tp
     if tp is str:
         return OutputType(None, str, "str")
-    if tp is int:
-        return OutputType(fsm.Regex(_INT), int, "int")
+    if tp is int:  # numbers as in JSON documents, with the same digit bounds as schema fields
+        return OutputType(_json_schema_spec({"type": "integer"}, None), int, "int")
     if tp is float:
-        return OutputType(fsm.Regex(_FLOAT), float, "float")
+        return OutputType(_json_schema_spec({"type": "number"}, None), float, "float")
     if tp is bool:
         return OutputType(fsm.Choice(["true", "false"]), lambda s: s == "true", "bool")
     if isinstance(tp, (fsm.Regex, fsm.Choice)):
@@ -264,7 +257,7 @@ def _type_adapter(tp: Any, whitespace: Any) -> OutputType:
 
         adapter = TypeAdapter(tp)
         schema = adapter.json_schema()
-    except Exception as exc:  # pydantic raises several unrelated classes for unsupported types
+    except Exception as exc:  # noqa: BLE001 - pydantic raises several unrelated classes for unsupported types
         raise OutputTypeError(
             f"cannot use {describe(tp)} as an output type: {exc}. Use a pydantic model, a JSON-schema dict, "
             "guide.Regex, guide.Grammar, Literal[...], an Enum, int, float, bool, str, or a typed "

@@ -14,6 +14,10 @@ several models is a source too, and composes with every constraint and sampler:
     (``tokens`` is an int64 ``(rows, k)`` tensor, right-padded; ``lengths`` defaults to ``k``) and
     return each row's logits after its last appended token. ``keep(rows)``: drop every other row
     (``rows``: an int64 tensor of row positions, increasing); later calls see only the kept rows.
+    Optional ``rescore(masked_logits) -> logits``: when a session has it, the loop calls it once per
+    step after the constraint mask and before sampling (``-inf`` = removed by the mask), for guidance
+    truncations that must see the constraint (a nucleus cut before the mask could remove every
+    allowed token).
 
 A combination implements ``prefill`` by prefilling each of its models and ``decode``/``keep`` by
 forwarding to each model's session and combining the logits row by row.

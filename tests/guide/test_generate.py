@@ -210,7 +210,14 @@ def test_stream_matches_generate_and_is_utf8_safe(model):
     spec = fsm.Regex(r"(é|ü|日本|🙂){3,6}\.")
     kw = dict(constraint=spec, max_new_tokens=60, temperature=1.5, seed=5)
     full = guide.generate(model, "x", **kw)[0]
-    pieces = list(guide.stream(model, "x", **kw))
+    pieces = []
+    gen = guide.stream(model, "x", **kw)
+    while True:
+        try:
+            pieces.append(next(gen))
+        except StopIteration as stop:
+            assert stop.value == [full]  # the stream hands back its Completion
+            break
     assert "".join(pieces) == full.text
     assert all("\ufffd" not in p for p in pieces)
     assert len(full.text.encode()) > len(full.text)  # really multi-byte

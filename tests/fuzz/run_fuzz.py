@@ -1,0 +1,116 @@
+"""Long fuzz runs outside CI: random regexes, JSON schemas and Lark grammars on the real vocabulary.
+
+    .venv/bin/python tests/fuzz/run_fuzz.py --examples 5000
+
+Prints examples tried, crashes (exceptions other than fsm.SpecError) and invalid outputs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import traceback
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+import fsm  # noqa: E402
+from tests.fuzz.strategies import maybe_broken_regexes, python_accepts  # noqa: E402
+
+LIMITS = fsm.Limits(max_seconds=5.0, max_states=50_000, max_regex_positions=10_000)
+
+
+def walk(index, vocab, rng, n=40):
+    m = index.matcher()
+    out = []
+    for _ in range(n):
+        allowed = m.allowed_token_ids()
+        if not len(allowed):
+            return None, "stuck"
+        t = int(rng.choice(allowed))
+        m.advance(t)
+        if t in vocab.eos_token_ids:
+            return vocab.decode(out).decode("utf-8"), "done"
+        out.append(t)
+    return None, "length"
+
+
+def fuzz_regex(vocab, n, rng):
+    stats = {"tried": 0, "compiled": 0, "spec_errors": 0, "crashes": 0, "invalid": 0}
+    for _ in range(n):
+        pattern = maybe_broken_regexes.example()
+        stats["tried"] += 1
+        try:
+            index = fsm.compile(fsm.Regex(pattern), vocab, limits=LIMITS, cache=False)
+        except fsm.SpecError:
+            stats["spec_errors"] += 1
+            continue
+        except Exception:
+            stats["crashes"] += 1
+            traceback.print_exc()
+            continue
+        stats["compiled"] += 1
+        compiled = python_accepts(pattern)
+        for _ in range(3):
+            text, why = walk(index, vocab, rng)
+            if why == "stuck" or (text is not None and (compiled is None or not compiled.fullmatch(text))):
+                stats["invalid"] += 1
+                print("INVALID", repr(pattern), repr(text), why)
+    return stats
+
+
+def fuzz_json(vocab, n, rng):
+    from jsonschema import Draft202012Validator
+    from tests.fuzz.schema_strategies import schemas  # written with the JSON Schema work
+
+    stats = {"tried": 0, "compiled": 0, "spec_errors": 0, "crashes": 0, "invalid": 0}
+    for _ in range(n):
+        schema = schemas.example()
+        stats["tried"] += 1
+        try:
+            index = fsm.compile(fsm.JsonSchema(schema), vocab, limits=LIMITS, cache=False)
+        except fsm.SpecError:
+            stats["spec_errors"] += 1
+            continue
+        except Exception:
+            stats["crashes"] += 1
+            traceback.print_exc()
+            continue
+        stats["compiled"] += 1
+        v = Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+        for _ in range(3):
+            text, why = walk(index, vocab, rng, n=80)
+            if why == "stuck":
+                stats["invalid"] += 1
+            elif text is not None:
+                try:
+                    v.validate(json.loads(text))
+                except Exception:
+                    stats["invalid"] += 1
+                    print("INVALID", json.dumps(schema), repr(text))
+    return stats
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--examples", type=int, default=1000)
+    ap.add_argument("--only", choices=["regex", "json"], default=None)
+    args = ap.parse_args()
+    from transformers import AutoTokenizer
+
+    from guide.default_model import default_model_dir
+
+    vocab = fsm.Vocabulary.from_tokenizer(AutoTokenizer.from_pretrained(default_model_dir()))
+    rng = np.random.default_rng(0)
+    if args.only in (None, "regex"):
+        print("regex:", fuzz_regex(vocab, args.examples, rng))
+    if args.only in (None, "json"):
+        print("json:", fuzz_json(vocab, args.examples, rng))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,169 @@
+"""The ``guide`` command, run as a subprocess on the real default model; exit codes and messages."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PERSON = {
+    "type": "object",
+    "properties": {"name": {"type": "string", "maxLength": 20}, "age": {"type": "integer", "minimum": 0,
+                                                                        "maximum": 130}},
+    "required": ["name", "age"],
+}
+
+
+def guide_cli(*args: str, stdin: str | None = None, timeout: int = 300) -> subprocess.CompletedProcess:
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
+    return subprocess.run([sys.executable, "-m", "guide.cli", *args], input=stdin, capture_output=True,
+                          text=True, timeout=timeout, cwd=ROOT, env=env)
+
+
+def assert_clean_error(proc: subprocess.CompletedProcess, code: int, *words: str) -> None:
+    assert proc.returncode == code, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "guide: error:" in proc.stderr
+    for w in words:
+        assert w in proc.stderr
+
+
+@pytest.fixture()
+def schema_file(tmp_path):
+    path = tmp_path / "person.json"
+    path.write_text(json.dumps(PERSON))
+    return path
+
+
+# -- runs on the model ------------------------------------------------------------------------------
+
+
+def test_json_schema(schema_file):
+    proc = guide_cli("json", "--schema", str(schema_file), "-q", "--max-tokens", "40",
+                     "Extract the person as JSON.\nText: Ada Lovelace, age 36.")
+    assert proc.returncode == 0, proc.stderr
+    jsonschema.validate(json.loads(proc.stdout), PERSON)
+
+
+def test_json_pydantic_model_from_a_file(tmp_path):
+    (tmp_path / "models.py").write_text(
+        "from pydantic import BaseModel, Field\n"
+        "class City(BaseModel):\n"
+        "    name: str = Field(max_length=20)\n"
+        "    country: str = Field(max_length=20)\n"
+    )
+    proc = guide_cli("json", "--model", f"{tmp_path / 'models.py'}:City", "-q", "--indent", "2",
+                     "--max-tokens", "40", "Extract the city as JSON.\nText: Paris is in France.")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("{\n  ")  # --indent pretty-prints
+    value = json.loads(proc.stdout)
+    assert set(value) == {"name", "country"}
+
+
+def test_regex_and_stream():
+    pattern = r"\d{4}-\d{2}-\d{2}"
+    proc = guide_cli("regex", pattern, "--stream", "-q", "When did the Apollo 11 landing happen? YYYY-MM-DD.")
+    assert proc.returncode == 0, proc.stderr
+    assert re.fullmatch(pattern, proc.stdout.strip())
+
+
+def test_choice_takes_the_prompt_from_an_option():
+    proc = guide_cli("choice", "positive", "negative", "--prompt", "Review: I loved it. Sentiment?", "-q")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() in ("positive", "negative")
+
+
+def test_grammar_file_and_prompt_from_stdin(tmp_path):
+    path = tmp_path / "yn.lark"
+    path.write_text('start: ANSWER\nANSWER: "yes" | "no"\n')
+    proc = guide_cli("grammar", str(path), "-", "-q", stdin="Is the sky blue? Answer yes or no.")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() in ("yes", "no")
+
+
+def test_batch_jsonl_in_and_out(tmp_path, schema_file):
+    rows = [{"id": 1, "prompt": "Extract the person as JSON.\nText: Ada Lovelace, age 36."},
+            "Extract the person as JSON.\nText: Alan Turing, age 41."]
+    inp = tmp_path / "in.jsonl"
+    inp.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    out = tmp_path / "out.jsonl"
+    proc = guide_cli("json", "--schema", str(schema_file), "--input", str(inp), "--output", str(out),
+                     "--max-tokens", "40", "--batch-size", "2")
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(lines) == 2 and lines[0]["id"] == 1 and lines[1]["prompt"] == rows[1]
+    for line in lines:
+        assert "finish_reason" in line and "text" in line
+        if "error" in line:
+            assert proc.returncode == 1
+        else:
+            jsonschema.validate(line["output"], PERSON)
+    if all("output" in line for line in lines):
+        assert proc.returncode == 0, proc.stderr
+
+
+def test_truncated_output_exits_1_with_a_message(schema_file):
+    proc = guide_cli("json", "--schema", str(schema_file), "--max-tokens", "3", "-q", "Ada Lovelace, 36")
+    assert_clean_error(proc, 1, "max_new_tokens=3")
+    assert proc.stdout == ""
+
+
+def test_a_model_that_cannot_be_loaded_exits_4(tmp_path):
+    proc = guide_cli("regex", "a+", "hi", "--model-path", str(tmp_path / "no-model"))
+    assert_clean_error(proc, 4, "could not load the model")
+
+
+# -- errors found before the model loads --------------------------------------------------------------
+
+
+def test_bad_regex_exits_3():
+    assert_clean_error(guide_cli("regex", "[a-", "prompt"), 3, "invalid spec")
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["json", "--schema", "/no/such/file.json", "p"], ["does not exist"]),
+        (["json", "--model", "nocolon", "p"], ["MODULE:CLASS"]),
+        (["json", "--model", "no_such_module_xyz:Person", "p"], ["could not import"]),
+        (["json", "--model", "json:dumps", "p"], ["not a pydantic model"]),
+        (["choice", "a", "b"], ["no prompt"]),
+        (["choice", "a", "a", "--prompt", "p"], ["distinct"]),
+        (["grammar", "cobol", "p"], ["built-in"]),
+        (["regex", "a", "p", "--input", "/no/such.jsonl"], ["does not exist"]),
+    ],
+)
+def test_usage_errors_exit_2(args, words):
+    assert_clean_error(guide_cli(*args), 2, *words)
+
+
+def test_bad_inputs_exit_2(tmp_path):
+    bad_schema = tmp_path / "bad.json"
+    bad_schema.write_text("{not json")
+    assert_clean_error(guide_cli("json", "--schema", str(bad_schema), "p"), 2, "not valid JSON", "line 1")
+    bad_lines = tmp_path / "bad.jsonl"
+    bad_lines.write_text('"ok"\n{"no_prompt": 1}\n')
+    assert_clean_error(guide_cli("regex", "a", "--input", str(bad_lines)), 2, "bad.jsonl:2")
+
+
+def test_argparse_errors_and_help():
+    proc = guide_cli("regex")
+    assert proc.returncode == 2 and "usage:" in proc.stderr and "Traceback" not in proc.stderr
+    proc = guide_cli("--help")
+    assert proc.returncode == 0 and "json" in proc.stdout and "choice" in proc.stdout
+    assert guide_cli("json", "--max-tokens", "0", "--schema", "x", "p").returncode == 2
+
+
+def test_grammar_list():
+    proc = guide_cli("grammar", "--list")
+    assert proc.returncode == 0 and "sql" in proc.stdout.split()
+
+
+def test_console_script_is_declared():
+    assert 'guide = "guide.cli:main"' in (ROOT / "pyproject.toml").read_text()
