@@ -152,3 +152,51 @@ def test_trie_build_small():
     trie = TokenTrie.build([b"ab", b"a", b"b", None, b"abc"])
     assert trie.n_nodes == 5  # root, a, b, ab, abc
     assert trie.child_count[0] == 2
+
+
+def _trained_byte_level_tokenizer(tmp_path):
+    """A byte-level BPE trained here with the `tokenizers` library, plus added and special tokens."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tk = Tokenizer(models.BPE())
+    tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tk.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=600, special_tokens=["<eos>", "<pad>", "<end_of_turn>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
+    tk.train_from_iterator(["hello world café 日本語 {\"a\": 1}"] * 50 + [f"line {i}" for i in range(200)], trainer)
+    tok = PreTrainedTokenizerFast(tokenizer_object=tk, eos_token="<eos>", pad_token="<pad>",
+                                  additional_special_tokens=["<end_of_turn>"])
+    tok.add_tokens(["<custom_text>"])  # an added, non-special token: literal text
+    return tok
+
+
+def test_trained_tokenizer_with_added_and_several_eos(tmp_path):
+    tok = _trained_byte_level_tokenizer(tmp_path)
+    eot = tok.convert_tokens_to_ids("<end_of_turn>")
+    v = fsm.Vocabulary.from_tokenizer(tok, size=len(tok) + 7, eos_token_ids=[eot])
+    assert set(v.eos_token_ids) == {tok.eos_token_id, eot}
+    assert v.token_bytes(tok.pad_token_id) is None and v.token_bytes(eot) is None
+    custom = tok.convert_tokens_to_ids("<custom_text>")
+    assert v.token_bytes(custom) == b"<custom_text>"
+    for text in ["hello world", "café 日本語", '{"a": 1}']:
+        assert v.decode(tok.encode(text, add_special_tokens=False)) == text.encode()
+    m = fsm.compile(fsm.Regex(r"hello( world)?"), v, cache=False).matcher()
+    for t in tok.encode("hello", add_special_tokens=False):
+        m.advance(t)
+    allowed = set(m.allowed_token_ids().tolist())
+    assert {tok.eos_token_id, eot} <= allowed  # every EOS id ends an accepting sequence
+    assert max(allowed) < len(tok)  # padded ids never offered
+
+
+def test_tokens_invalid_utf8_alone_compose(tokenizer, vocab):
+    # Tokens that are half a character are allowed exactly when the rest can follow.
+    halves = [i for i in range(vocab.n_tokens) if (b := vocab.token_bytes(i)) and b == "é".encode()[:1]]
+    assert halves, "SmolLM2 has byte tokens for UTF-8 lead bytes"
+    m = fsm.compile(fsm.Regex("é+"), vocab, cache=False).matcher()
+    assert halves[0] in m.allowed_token_ids()
+    m.advance(halves[0])
+    tails = {vocab.token_bytes(t) for t in m.allowed_token_ids().tolist()}
+    assert tails and all(b.startswith(b"\xa9") for b in tails)
