@@ -24,17 +24,21 @@ def sentiment(review: str) -> Literal["positive", "negative"]:
 
 
 @guide.function(model, max_new_tokens=8)
-def add(a: int, b: int) -> int:
-    """What is {a} + {b}? Reply with only the number."""
+def year_of(event: str) -> int:
+    """In which year did this happen: {event}? Reply with only the year."""
 
 
 def main() -> None:
     city = City.generate(text="Last summer I flew to Paris, the capital of France.")
     assert isinstance(city, City)
     print("City.generate   ->", repr(city))
-    print("sentiment(...)  ->", sentiment("I loved every minute of it."))
-    print("add(2, 2)       ->", add(2, 2))
-    print("prompt was:      ", repr(add.prompt(2, 2)))
+    label = sentiment("I loved every minute of it.")
+    assert label in ("positive", "negative")
+    print("sentiment(...)  ->", label)
+    year = year_of("the first Moon landing")
+    assert isinstance(year, int)
+    print("year_of(...)    ->", year)
+    print("its prompt:      ", repr(year_of.prompt("the first Moon landing")))
 
 
 if __name__ == "__main__":

@@ -23,12 +23,12 @@ import numpy as np
 from .errors import SpecTooComplex
 from .grammar_lark import LarkGrammar
 from .grammar_lexer import KILL, LexerAutomaton
-from .grammar_parser import LRParser
+from .grammar_parser import LRParser, Truncated
 from .index import pack_bitmask
 from .limits import DEFAULT_LIMITS, Limits
 from .vocabulary import Vocabulary
 
-_MASK_CACHE_ENTRIES = 8192
+_MASK_CACHE_ENTRIES = 1 << 15
 _UNKNOWN = -5  # walk-state transition not computed yet
 _BRANCH = -3  # several successors (the next lexeme's set depends on the parser): see branches
 _BIG_GROUP = 256  # groups with at least this many tokens keep a packed bitmask
@@ -48,7 +48,18 @@ class LexRow:
     seq_parent: list[int]  # sequence trie (node 0 = nothing completed yet)
     seq_term: list[int]
     seq_set: list[int]  # bit set of contextual lexer sets the parser must be in after the terminal
+    seq_children: list[list[int]] = None  # type: ignore[assignment]
+    seq_groups: list[list[tuple[int, int]]] = None  # type: ignore[assignment]  # (1 << group, terminal set)
     n_tokens: int = 0  # tokens the lexer lets through from here (any group)
+
+    def __post_init__(self):
+        n = len(self.seq_parent)
+        self.seq_children = [[] for _ in range(n)]
+        for i in range(1, n):
+            self.seq_children[self.seq_parent[i]].append(i)
+        self.seq_groups = [[] for _ in range(n)]
+        for g, (sq, ps) in enumerate(zip(self.group_seq, self.group_pset)):
+            self.seq_groups[sq].append((1 << g, ps))
 
     @property
     def nbytes(self) -> int:
@@ -78,6 +89,7 @@ class GrammarIndex:
         self._rows: dict[int, LexRow] = {}
         self._masks: dict[tuple[int, int, int], tuple[np.ndarray, bool, bool]] = {}
         self._by_verdict: dict[tuple, tuple[np.ndarray, bool, bool]] = {}
+        self._cut_depth: dict[int, int] = {}
         self._lock = threading.RLock()
         self._row_bytes = 0
         self._eos = np.array(vocab.eos_token_ids, dtype=np.int32)
@@ -290,39 +302,65 @@ class GrammarIndex:
         """(packed bitmask, accepting, has a text token) for a configuration (q, stack, ignore run)."""
         hit = self._masks.get(config)
         if hit is None:
-            hit = self._compute_mask(config)
-            with self._lock:
-                if len(self._masks) >= _MASK_CACHE_ENTRIES:
-                    for key in list(self._masks)[: _MASK_CACHE_ENTRIES // 4]:
-                        del self._masks[key]
-                self._masks[config] = hit
+            hit = self._mask_via_cut(config)
+            self._remember(config, hit)
         return hit
 
+    def _mask_via_cut(self, config: tuple[int, int, int]) -> tuple[np.ndarray, bool, bool]:
+        """Masks mostly depend on the top few stack states: compute (and cache) them on the stack cut
+        to its top ``depth`` states, deepening the cut when a reduction reaches below it. Whether the
+        text may end here needs the whole stack, so it is computed on the whole stack."""
+        q, node, k = config
+        accepting = self.config_accepting(config)
+        depth = self._cut_depth.get(q, 4)
+        while True:
+            cut = self.parser.truncate(node, depth)
+            key = (q, cut, k, accepting)
+            hit = self._masks.get(key)
+            if hit is None:
+                try:
+                    hit = self._compute_mask(key)
+                except Truncated:
+                    depth *= 2
+                    continue
+                self._remember(key, hit)
+            self._cut_depth[q] = depth
+            return hit
+
+    def _remember(self, key: tuple, hit: tuple) -> None:
+        with self._lock:
+            if len(self._masks) >= _MASK_CACHE_ENTRIES:
+                for old in list(self._masks)[: _MASK_CACHE_ENTRIES // 4]:
+                    del self._masks[old]
+            self._masks[key] = hit
+
     def _verdicts(self, row: LexRow, node: int) -> int:
-        """Bit g set when group g's tokens are allowed on stack ``node``."""
+        """Bit g set when group g's tokens are allowed on stack ``node`` (DFS over the sequence trie,
+        skipping everything below a terminal the parser rejects)."""
         p = self.parser
         ign = self.lexer.ignore_bits
         state_set = self._state_set_l
-        stacks = [node]
-        for i in range(1, len(row.seq_parent)):
-            s = stacks[row.seq_parent[i]]
-            if s >= 0:
-                s = p.feed(s, row.seq_term[i])
-                if s >= 0 and not row.seq_set[i] >> state_set[p.top(s)] & 1:
-                    s = -1
-            stacks.append(s)
-        accs = [((p.acc_bits(s) | ign) if s >= 0 else 0) for s in stacks]
+        children, terms, sets, groups = row.seq_children, row.seq_term, row.seq_set, row.seq_groups
         ok = 0
-        for g, (sq, ps) in enumerate(zip(row.group_seq, row.group_pset)):
-            if accs[sq] & ps:
-                ok |= 1 << g
+        todo = [(0, node)]
+        while todo:
+            i, s = todo.pop()
+            gs = groups[i]
+            if gs:
+                acc = p.acc_bits(s) | ign
+                for bit, ps in gs:
+                    if acc & ps:
+                        ok |= bit
+            for j in children[i]:
+                s2 = p.feed(s, terms[j])
+                if s2 >= 0 and sets[j] >> state_set[p.top(s2)] & 1:
+                    todo.append((j, s2))
         return ok
 
-    def _compute_mask(self, config: tuple[int, int, int]) -> tuple[np.ndarray, bool, bool]:
-        q, node, k = config
+    def _compute_mask(self, key: tuple[int, int, int, bool]) -> tuple[np.ndarray, bool, bool]:
+        q, node, k, accepting = key
         row = self.row(q)
         ok = self._verdicts(row, node)
-        accepting = self.config_accepting(config)
         kthr = self.max_ignore - k if row.need is not None else -1
         # Different stacks mostly give the same verdicts (e.g. any string at any depth): share masks.
         key = (q, ok, accepting, kthr)

@@ -8,6 +8,7 @@ NAME), which terminals are ignored, and the LALR(1) parse table as plain integer
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass, field
 
 from .errors import GrammarError
@@ -80,6 +81,21 @@ class LarkGrammar:
 
 
 _TABLE_ONLY_LEXER = None
+_LOAD_LOCK = threading.Lock()
+
+
+def _load_quietly(lark, text: str, start: str):
+    """``lark.Lark`` without its interegular collision diagnostics (0.7 s on first use in a process,
+    for lark's own meta-grammar): the engine resolves terminal collisions itself."""
+    import lark.lexer as lark_lexer
+
+    with _LOAD_LOCK:
+        saved = getattr(lark_lexer, "has_interegular", False)
+        lark_lexer.has_interegular = False
+        try:
+            return lark.Lark(text, parser="lalr", lexer=_table_only_lexer(), start=start)
+        finally:
+            lark_lexer.has_interegular = saved
 
 
 def _table_only_lexer():
@@ -133,7 +149,7 @@ def load_lark(text: str, start: str = "start") -> LarkGrammar:
     if not isinstance(text, str):
         raise GrammarError(f"a grammar must be lark text (str), got {type(text).__name__}")
     try:
-        parser = lark.Lark(text, parser="lalr", lexer=_table_only_lexer(), start=start)
+        parser = _load_quietly(lark, text, start)
     except UnexpectedInput as exc:
         line = getattr(exc, "line", None)
         col = getattr(exc, "column", None)
@@ -185,14 +201,14 @@ def load_lark(text: str, start: str = "start") -> LarkGrammar:
 
 def _explain_lark_error(text: str, msg: str) -> str:
     msg = msg.strip()
-    m = re.search(r"Reduce/Reduce collision in (\S+) between the following rules:\s*-\s*<?(\w+)", msg)
+    m = re.search(r"Reduce/Reduce collision in (\S+) between the following rules:", msg)
     if m:
-        rule = m.group(2).lstrip("?!_") if m.group(2) else m.group(2)
-        line = _line_of_definition(text, m.group(2)) or _line_of_definition(text, rule)
+        names = sorted(set(re.findall(r"-\s*<\s*([\w$]+)\s*:", msg)))
+        where = [f"'{n}'{_where(_line_of_definition(text, n) or _line_of_definition(text, n.lstrip('?!_')))}"
+                 for n in names]
         return (
-            f"grammar is ambiguous for an LALR(1) parser: rule {m.group(2)!r}{_where(line)} collides with "
-            f"another rule on {m.group(1)} (reduce/reduce). Rewrite the rules so one lookahead decides. "
-            f"lark says: {msg}"
+            f"grammar is ambiguous for an LALR(1) parser: rules {' and '.join(where)} can both end on "
+            f"{m.group(1)} (reduce/reduce collision); rewrite them so one lookahead decides. lark says: {msg}"
         )
     m = re.search(r"in rule '?([A-Za-z_]\w*)", msg) or re.search(
         r"(?:Rule|Terminal|Using an undefined rule|Using an undefined terminal)\D*?'?([A-Za-z_]\w*)'?", msg

@@ -12,6 +12,10 @@ import threading
 from .grammar_lark import ParseTable
 
 
+class Truncated(Exception):
+    """A computation on a truncated stack needed a state below the cut."""
+
+
 class LRParser:
     """Feeds terminals to stacks. Stack ids are shared by every matcher of one grammar index.
 
@@ -36,6 +40,24 @@ class LRParser:
         self.n_terms = table.end_term
         self._stride = table.end_term + 1
         self.root = 0
+        # Per LR state: terminals shifted at once, and per reduction the lookaheads that trigger it.
+        self._shift_bits: list[int] = []
+        self._reductions: list[list[tuple[int, int]]] = []
+        for row in table.action:
+            shift, by_rule = 0, {}
+            for term, act in row.items():
+                if term == table.end_term:
+                    continue
+                if act >= 0:
+                    shift |= 1 << term
+                else:
+                    by_rule[~act] = by_rule.get(~act, 0) | (1 << term)
+            self._shift_bits.append(shift)
+            self._reductions.append(sorted(by_rule.items()))
+        self._reduced: dict[tuple[int, int], int] = {}
+        # Truncated stacks hang off this sentinel; reading it means the cut was too shallow.
+        self.cut = self._push(-1, -1)
+        self._truncs: dict[tuple[int, int], int] = {}
 
     # -- stacks -------------------------------------------------------------------------------
     def _push(self, node: int, state: int) -> int:
@@ -63,6 +85,29 @@ class LRParser:
             node = self._parent[node]
         return out[::-1]
 
+    def truncate(self, node: int, depth: int) -> int:
+        """The top ``depth`` states of stack ``node`` on the cut sentinel (``node`` itself if shallower).
+
+        Results computed on a truncated stack without raising `Truncated` hold for every stack with
+        the same top, so they can be cached by the truncated id.
+        """
+        key = (node, depth)
+        out = self._truncs.get(key)
+        if out is None:
+            states = []
+            n = node
+            while len(states) < depth and n >= 0 and n != self.cut:
+                states.append(self._state[n])
+                n = self._parent[n]
+            if n < 0 or n == self.cut:
+                out = node
+            else:
+                out = self.cut
+                for st in reversed(states):
+                    out = self._push(out, st)
+            self._truncs[key] = out
+        return out
+
     @property
     def n_nodes(self) -> int:
         return len(self._state)
@@ -88,8 +133,11 @@ class LRParser:
             if act >= 0:
                 return self._push(node, act)
             r = ~act
+            cut = self.cut
             for _ in range(rlen[r]):
                 node = parent[node]
+                if node == cut:
+                    raise Truncated
             node = self._push(node, goto[state[node]][rlhs[r]])
 
     def accepts_end(self, node: int) -> bool:
@@ -113,15 +161,35 @@ class LRParser:
             r = ~act
             for _ in range(t.rule_len[r]):
                 node = parent[node]
+                if node == self.cut:
+                    raise Truncated
             node = self._push(node, t.goto[state[node]][t.rule_lhs[r]])
 
+    def _reduce(self, node: int, rule: int) -> int:
+        key = (node, rule)
+        out = self._reduced.get(key)
+        if out is None:
+            t = self.table
+            n = node
+            for _ in range(t.rule_len[rule]):
+                n = self._parent[n]
+                if n == self.cut:
+                    raise Truncated
+            out = self._push(n, t.goto[self._state[n]][t.rule_lhs[rule]])
+            self._reduced[key] = out
+        return out
+
     def acc_bits(self, node: int) -> int:
-        """Bit set of the terminals the parser accepts next (exact: reductions simulated)."""
+        """Bit set of the terminals the parser accepts next (exact: reductions simulated).
+
+        Lookaheads that trigger the same reduction share it: acc(s) = shifts(top) | for each
+        reduction r, acc(reduce(s, r)) & lookaheads(top, r) — one reduction chain, not one per terminal.
+        """
         out = self._acc.get(node)
         if out is None:
-            out = 0
-            for term in self.table.action[self._state[node]]:
-                if term != self.table.end_term and self.feed(node, term) >= 0:
-                    out |= 1 << term
+            top = self._state[node]
+            out = self._shift_bits[top]
+            for rule, la in self._reductions[top]:
+                out |= self.acc_bits(self._reduce(node, rule)) & la
             self._acc[node] = out
         return out

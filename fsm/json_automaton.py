@@ -15,6 +15,7 @@ True
 from __future__ import annotations
 
 from collections import defaultdict
+from functools import lru_cache
 
 import numpy as np
 
@@ -42,7 +43,13 @@ from .json_ast import (
     NEVER,
 )
 from .limits import DEFAULT_LIMITS, Limits
-from .regex import ByteDFA, utf8_sequences
+from .regex import ByteDFA
+from .regex import utf8_sequences as _utf8_sequences
+
+
+@lru_cache(maxsize=65536)
+def utf8_sequences(lo: int, hi: int):
+    return _utf8_sequences(lo, hi)
 
 Edge = tuple[int, int, int]  # (lo, hi, target)
 
@@ -94,6 +101,7 @@ class NFA:
         self.eps: list[list[int]] = []
         self.budget = budget
         self._enc_cache: dict[tuple, Node] = {}
+        self._small: dict[Node, CharDFA] = {}
 
     def new(self) -> int:
         self.trans.append([])
@@ -152,7 +160,10 @@ class NFA:
             d = trim_dfa(CharDFA([list(r) for r in node.edges], list(node.accepting)))
             return self.embed(d or _EMPTY_DFA, s, enc)
         if isinstance(node, (And, Minus)):
-            return self.embed(small_dfa(node, self.budget), s, enc)
+            d = self._small.get(node)
+            if d is None:
+                d = self._small[node] = small_dfa(node, self.budget)
+            return self.embed(d, s, enc)
         if isinstance(node, Ref):
             raise SchemaError(f"rule reference {node.name!r} needs the grammar engine")
         raise TypeError(f"unknown node {node!r}")
@@ -571,29 +582,45 @@ def char_dfa_to_bytes(dfa: CharDFA, budget: _Budget) -> ByteDFA:
         offs = np.arange(int(span.sum())) - np.repeat(np.cumsum(span) - span, span)
         table[rows, np.repeat(clo_a, span) + offs] = np.repeat(tgt_a, span)
     table, accepting, initial = _merge_equal_states(table, accepting, 0, budget)
-    cols, inverse = np.unique(table.T, axis=0, return_inverse=True)
-    return ByteDFA(
-        np.ascontiguousarray(cols.T.astype(np.int32)),
-        inverse.reshape(-1)[byte_class].astype(np.int32),
-        initial,
-        accepting,
-    )
+    groups = _equal_rows(np.ascontiguousarray(table.T))
+    cols = table[:, np.unique(groups, return_index=True)[1]]
+    return ByteDFA(np.ascontiguousarray(cols.astype(np.int32)), groups[byte_class].astype(np.int32), initial, accepting)
 
 
-def _merge_equal_states(table: np.ndarray, accepting: np.ndarray, initial: int, budget: _Budget, rounds: int = 8):
+def _equal_rows(a: np.ndarray) -> np.ndarray:
+    """Group ids (0.., in order of first appearance) such that rows share an id only if exactly equal."""
+    n = a.shape[0]
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    rng = np.random.default_rng(12345)
+    w = rng.integers(1, 2**61, size=a.shape[1], dtype=np.uint64)
+    h = (a.astype(np.uint64) * w).sum(axis=1, dtype=np.uint64)
+    order = np.argsort(h, kind="stable")
+    hs, rows = h[order], a[order]
+    same = np.zeros(n, dtype=bool)
+    same[1:] = (hs[1:] == hs[:-1]) & (rows[1:] == rows[:-1]).all(axis=1)  # exact check, never trust a hash
+    block_sorted = np.cumsum(~same) - 1
+    block = np.empty(n, dtype=np.int64)
+    block[order] = block_sorted
+    # renumber by first appearance so ids are deterministic and representatives come first
+    first = np.full(block_sorted[-1] + 1, n, dtype=np.int64)
+    np.minimum.at(first, block, np.arange(n))
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(len(first))
+    return rank[block]
+
+
+def _merge_equal_states(table: np.ndarray, accepting: np.ndarray, initial: int, budget: _Budget, rounds: int = 4):
     """Merge states with identical rows a few times over (memory only; the language is unchanged)."""
     for _ in range(rounds):
         n = table.shape[0]
         sig = np.column_stack([accepting.astype(np.int32), table])
-        _, first, block = np.unique(sig, axis=0, return_index=True, return_inverse=True)
-        block = block.reshape(-1)
-        if len(first) == n:
+        block = _equal_rows(sig)
+        m = int(block.max()) + 1
+        if m == n:
             break
-        order = np.argsort(first, kind="stable")
-        rank = np.empty(len(first), dtype=np.int64)
-        rank[order] = np.arange(len(first))
-        block = rank[block]
-        rep = first[order]
+        rep = np.zeros(m, dtype=np.int64)
+        rep[block[::-1]] = np.arange(n)[::-1]  # the first state of each block represents it
         ext = np.append(block, -1)
         table = ext[table[rep]].astype(np.int32)
         accepting = accepting[rep]
@@ -602,23 +629,37 @@ def _merge_equal_states(table: np.ndarray, accepting: np.ndarray, initial: int, 
     return table, accepting, initial
 
 
-def node_to_dfa(node: Node, limits: Limits | None = None) -> ByteDFA:
-    """Compile a tree to a byte DFA whose every state can still reach acceptance.
+def node_nfa(node: Node, limits: Limits | None = None):
+    """The trimmed character NFA of ``node``: ``(trans, eps, start, final, limits)``.
 
-    Raises `SchemaError` when the language is empty and `SchemaTooComplex` over a budget.
+    Raises `SchemaError` when the language is empty.
     """
-    budget = _Budget(limits or DEFAULT_LIMITS)
+    limits = limits or DEFAULT_LIMITS
+    budget = _Budget(limits)
     try:
-        dfa = node_to_char_dfa(node, budget)
-        if dfa is None:
-            raise SchemaError("the schema admits no JSON document at all (its constraints contradict each other)")
-        return char_dfa_to_bytes(dfa, budget)
+        nfa = NFA(budget)
+        start = nfa.new()
+        final = nfa.build(node, start)
+        live = nfa.trim(final)
     except SchemaTooComplex:
         raise
     except SpecTooComplex as exc:
         raise SchemaTooComplex(str(exc), budget=exc.budget, limit=exc.limit) from None
     except RecursionError:
         raise SchemaTooComplex("the schema is nested too deeply to compile", budget="recursion") from None
+    if not live[start]:
+        raise SchemaError("the schema admits no JSON document at all (its constraints contradict each other)")
+    return nfa.trans, nfa.eps, start, final, limits
+
+
+def node_to_dfa(node: Node, limits: Limits | None = None) -> ByteDFA:
+    """Compile a tree to a byte DFA whose every state can still reach acceptance (fully expanded).
+
+    Raises `SchemaError` when the language is empty and `SchemaTooComplex` over a budget.
+    """
+    from .json_dfa import LazyByteDFA
+
+    return LazyByteDFA(*node_nfa(node, limits)).materialize()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -242,7 +242,11 @@ class _Translator:
                                       format_checker=cls.FORMAT_CHECKER)
         return self._validator_cls
 
-    def is_valid(self, value: Any, locs: list[_Loc]) -> bool:
+    def is_valid(self, value: Any, locs: list[_Loc], flat: list[_Loc] | None = None) -> bool:
+        if flat is not None:
+            quick = _quick_valid(value, flat)
+            if quick is not None:
+                return quick
         v = self._validator()
         try:
             return all(v.evolve(schema=loc.schema).is_valid(value) for loc in locs)
@@ -271,6 +275,8 @@ class _Translator:
         try:
             for loc in locs:
                 pushed += self._flatten(loc, flat, set())
+            if any(isinstance(f.schema, dict) and ("enum" in f.schema or "const" in f.schema) for f in flat):
+                return self._conjunction(flat, locs, depth)  # finite values: the validator decides
             for i, loc in enumerate(flat):
                 s = loc.schema
                 if not isinstance(s, dict):
@@ -332,14 +338,6 @@ class _Translator:
                 else:
                     present = {"allOf": [{"required": [name]}, dep]}
                 out.append(_Loc({"anyOf": [absent, present]}, f"{loc.ptr}/{kw}/{name}", loc.base))
-        if "not" in s:
-            neg = self._negate(loc.at("not"))
-            s = {k: v for k, v in s.items() if k != "not"}
-            if neg is not None:
-                out.append(neg)
-        if "if" in s:
-            self.unsupported("if", loc, "conditional schemas cannot be enforced exactly")
-            s = {k: v for k, v in s.items() if k not in ("if", "then", "else")}
         out.append(_Loc(s, loc.ptr, loc.base))
         return pushed
 
@@ -482,10 +480,26 @@ class _Translator:
             if f.schema is False:
                 return NEVER
         schemas = [f for f in flat if isinstance(f.schema, dict)]
-        for f in schemas:
-            for kw in f.schema:
-                if kw in _UNSUPPORTED:
-                    self.unsupported(kw, f)
+        has_values = any("enum" in f.schema or "const" in f.schema for f in schemas)
+        if not has_values:  # with finite values the validator enforces every keyword, these included
+            extra = []
+            for f in schemas:
+                for kw in f.schema:
+                    if kw in _UNSUPPORTED:
+                        self.unsupported(kw, f)
+                if "if" in f.schema:
+                    self.unsupported("if", f, "conditional schemas cannot be enforced exactly")
+                if "not" in f.schema:
+                    neg = self._negate(f.at("not"))
+                    if neg is not None:
+                        extra.append(neg)
+            if extra:
+                flat2 = list(flat)
+                for e in extra:
+                    self._flatten(e, flat2, set())
+                schemas = [f for f in flat2 if isinstance(f.schema, dict)]
+                if any(f.schema is False for f in flat2):
+                    return NEVER
         # Finite values: check each against the whole schema with a validator: exact for any keyword.
         values = None
         for f in schemas:
@@ -506,7 +520,7 @@ class _Translator:
                 if c in seen or not _finite(v):
                     continue
                 seen.add(c)
-                if self.is_valid(v, locs) and not self._excluded_value(v, schemas):
+                if self.is_valid(v, locs, flat) and not self._excluded_value(v, schemas):
                     out.append(lit(self.layout.dump(v, depth)))
             return alt(*out) if out else NEVER
 
@@ -1042,6 +1056,74 @@ def _meet(a: set[str], b: set[str]) -> set[str]:
     return out
 
 
+_ANNOTATIONS = {"title", "description", "default", "examples", "example", "$comment", "$schema", "$id", "id",
+                "$anchor", "$defs", "definitions", "readOnly", "writeOnly", "deprecated", "nullable", "x-fsm-not-enum"}
+_JSON_TYPE = {type(None): "null", bool: "boolean", str: "string", int: "integer", float: "number",
+              list: "array", dict: "object"}
+
+
+def _quick_valid(v: Any, flat: list[_Loc]) -> bool | None:
+    """Validity of a literal value against flat schemas for the common keywords; None: ask jsonschema."""
+    t = _JSON_TYPE.get(type(v))
+    if t is None or t in ("array", "object"):
+        return None
+    for f in flat:
+        s = f.schema
+        if s is False:
+            return False
+        if s is True:
+            continue
+        for kw, arg in s.items():
+            if kw in _ANNOTATIONS or kw in _OBJECT_KW or kw in _ARRAY_KW:
+                continue
+            if kw == "type":
+                ts = [arg] if isinstance(arg, str) else arg
+                if s.get("nullable") is True and v is None:
+                    continue
+                ok = t in ts or (t == "integer" and "number" in ts) or (
+                    t == "number" and "integer" in ts and float(v).is_integer())
+                if not ok:
+                    return False
+            elif kw in ("enum", "const"):
+                vals = arg if kw == "enum" else [arg]
+                if not isinstance(vals, list) or _canon(v) not in set(map(_canon, vals)):
+                    return False
+            elif kw in ("minLength", "maxLength", "pattern"):
+                if t != "string":
+                    continue
+                if kw == "pattern":
+                    try:
+                        if re.search(arg, v) is None:
+                            return False
+                    except (re.error, TypeError):
+                        return None
+                elif not isinstance(arg, int):
+                    return None
+                elif (len(v) < arg) if kw == "minLength" else (len(v) > arg):
+                    return False
+            elif kw in _NUMBER_KW:
+                if t not in ("integer", "number"):
+                    continue
+                if isinstance(arg, bool) or not isinstance(arg, (int, float)):
+                    continue  # draft 4 boolean exclusives: handled with their bound below
+                if kw == "minimum" and (v < arg or (s.get("exclusiveMinimum") is True and v == arg)):
+                    return False
+                if kw == "maximum" and (v > arg or (s.get("exclusiveMaximum") is True and v == arg)):
+                    return False
+                if kw == "exclusiveMinimum" and v <= arg:
+                    return False
+                if kw == "exclusiveMaximum" and v >= arg:
+                    return False
+                if kw == "multipleOf":
+                    return None
+            elif kw == "format":
+                if t == "string" and isinstance(arg, str) and format_node(arg) is not None:
+                    return None
+            else:
+                return None
+    return True
+
+
 def _canon(v: Any) -> str:
     """A hashable identity for JSON values where 1 == 1.0 but True != 1 (as validators compare)."""
     if isinstance(v, bool) or v is None:
@@ -1209,9 +1291,16 @@ class JsonSchema:
                     f"this schema is not regular ({ng}) and the grammar engine is not available", "$ref",
                     ng.pointer) from None
             return Grammar(self.to_grammar())._build(vocab, limits)
-        from .index import RegexIndex
+        from .json_automaton import node_nfa
+        from .json_dfa import LazyByteDFA
+        from .json_index import LazyJsonIndex
 
-        return RegexIndex(self.to_dfa(limits), vocab, fingerprint=self.fingerprint, limits=limits)
+        lazy = LazyByteDFA(*node_nfa(self.node(), limits))
+        if LazyJsonIndex.usable(lazy, vocab):
+            return LazyJsonIndex(lazy, vocab, fingerprint=self.fingerprint, limits=limits)
+        from .index import RegexIndex  # token-level dead ends need the eager index's pruning
+
+        return RegexIndex(lazy.materialize(), vocab, fingerprint=self.fingerprint, limits=limits)
 
     def to_grammar(self) -> str:
         """Lark grammar text for recursive schemas."""

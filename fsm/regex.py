@@ -151,6 +151,10 @@ _UNSUPPORTED = {
     sre_constants.ASSERT: "a lookaround assertion",
     sre_constants.ASSERT_NOT: "a negative lookaround assertion",
 }
+for _name, _what in (("POSSESSIVE_REPEAT", "a possessive quantifier (*+, ++, ?+, {m,n}+)"),
+                     ("ATOMIC_GROUP", "an atomic group (?>...)")):
+    if hasattr(sre_constants, _name):  # Python >= 3.11; they change which strings match
+        _UNSUPPORTED[getattr(sre_constants, _name)] = _what
 _ANCHORS = {sre_constants.AT}
 
 
@@ -160,6 +164,8 @@ def _find_construct(pattern: str, kind: str) -> int:
         "a conditional group (?(...)...)": r"\(\?\(",
         "a lookaround assertion": r"\(\?<?=",
         "a negative lookaround assertion": r"\(\?<?!",
+        "a possessive quantifier (*+, ++, ?+, {m,n}+)": r"[*+?}]\+",
+        "an atomic group (?>...)": r"\(\?>",
         "an anchor": r"\\[bBAZ]|\^|\$",
     }
     m = re.search(probes.get(kind, "$^"), pattern)
@@ -218,7 +224,7 @@ def _validate(pattern: str, limits: Limits = DEFAULT_LIMITS) -> None:
                 what = _UNSUPPORTED[op]
                 pos = _find_construct(pattern, what)
                 where = f" at position {pos}" if pos >= 0 else ""
-                raise RegexError(f"regex {pattern[:80]!r} uses {what}{where}, which no automaton can enforce")
+                raise RegexError(f"regex {pattern[:80]!r} uses {what}{where}, which is not supported (it needs backtracking semantics)")
             if op in _ANCHORS:
                 pos = _find_construct(pattern, "an anchor")
                 where = f" at position {pos}" if pos >= 0 else ""

@@ -73,8 +73,11 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--top-k", type=int, metavar="K")
     g.add_argument("--top-p", type=_number, metavar="P")
     g.add_argument("--min-p", type=_number, metavar="P")
+    g.add_argument("--typical-p", type=_number, metavar="P")
     g.add_argument("--repetition-penalty", type=_number, metavar="R")
-    g.add_argument("--seed", type=int, metavar="S", help="random seed (batch row i uses S + i)")
+    g.add_argument("--frequency-penalty", type=_number, metavar="F")
+    g.add_argument("--presence-penalty", type=_number, metavar="F")
+    g.add_argument("--seed", type=int, metavar="S", help="random seed; turns sampling on (batch row i uses S + i)")
     g.add_argument("--stop", action="append", metavar="TEXT", help="stop string (repeatable)")
     g.add_argument("--system", metavar="TEXT", help="system message for the chat template")
     g.add_argument("--raw", action="store_true", help="send the prompt as is, without the chat template")
@@ -291,7 +294,8 @@ def read_jsonl(path: str) -> list[dict[str, Any]]:
 
 def _options(args: argparse.Namespace) -> dict[str, Any]:
     opts: dict[str, Any] = {"max_new_tokens": args.max_tokens, "raw": args.raw}
-    for name in ("temperature", "top_k", "top_p", "min_p", "repetition_penalty", "seed", "stop", "system"):
+    for name in ("temperature", "top_k", "top_p", "min_p", "typical_p", "repetition_penalty", "frequency_penalty",
+                 "presence_penalty", "seed", "stop", "system"):
         value = getattr(args, name)
         if value is not None:
             opts[name] = value
@@ -431,7 +435,14 @@ def _load_model(path: str | None, quiet: bool) -> Any:
 def main(argv: list[str] | None = None) -> int:
     """Console entry point: parse, run, and turn every expected failure into a message and exit code."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    # A prompt after options ("guide regex P --stream 'prompt'") is left over by argparse because the
+    # prompt is an optional positional; take it back here.
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        if len(extra) == 1 and getattr(args, "prompt", "") is None and not extra[0].startswith("-"):
+            args.prompt = extra[0]
+        else:
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         return run(args)
     except CliError as exc:

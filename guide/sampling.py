@@ -353,16 +353,43 @@ def _top_k(logits: torch.Tensor, k: torch.Tensor, enabled: torch.Tensor | None) 
     return _apply(logits, logits < thresh, en)
 
 
+_TOP_P_CANDIDATES = (64, 1024)  # nucleus searched among this many best tokens first (sorting is slow on CPU)
+
+
 def _top_p(logits: torch.Tensor, p: torch.Tensor, enabled: torch.Tensor | None) -> torch.Tensor:
-    """Nucleus filter, computed as HF's TopPLogitsWarper does (ascending cumulative mass)."""
+    """Nucleus filter: keep the best tokens until their mass reaches ``p`` (at least one).
+
+    The nucleus is looked for among the top 64, then 1024 candidates with ``topk``; only rows whose
+    nucleus is wider still (very flat distributions) pay for a full sort, done as HF's TopPLogitsWarper.
+    """
     on = p < 1
-    sorted_logits, order = torch.sort(logits, dim=-1, descending=False)
-    cum = sorted_logits.softmax(dim=-1).cumsum(dim=-1)
-    remove_sorted = cum <= (1 - p)[:, None]
-    remove_sorted[:, -1] = False
-    remove = remove_sorted.scatter(1, order, remove_sorted)
-    en = on if enabled is None else on & enabled
-    return _apply(logits, remove, en)
+    if enabled is not None:
+        on = on & enabled
+    probs = torch.softmax(logits, dim=-1)
+    remove = torch.ones_like(logits, dtype=torch.bool)
+    todo = on.nonzero().flatten()
+    for k in _TOP_P_CANDIDATES:
+        if todo.numel() == 0:
+            break
+        k = min(k, logits.shape[-1])
+        top, idx = probs[todo].topk(k, dim=-1)
+        cum = top.cumsum(dim=-1)
+        keep_top = (cum - top) < p[todo, None]  # the mass strictly above a token is still short of p
+        done = cum[:, -1] >= p[todo]
+        if bool(done.all()):
+            remove[todo] = remove[todo].scatter_(1, idx, ~keep_top)
+            todo = todo[:0]
+            break
+        rows = todo[done]
+        remove[rows] = remove[rows].scatter_(1, idx[done], ~keep_top[done])
+        todo = todo[~done]
+    if todo.numel():
+        sorted_logits, order = torch.sort(logits[todo], dim=-1, descending=False)
+        cum_asc = sorted_logits.softmax(dim=-1).cumsum(dim=-1)
+        remove_sorted = cum_asc <= (1 - p[todo])[:, None]
+        remove_sorted[:, -1] = False
+        remove[todo] = remove_sorted.scatter(1, order, remove_sorted)
+    return _apply(logits, remove, on)
 
 
 def _min_p(logits: torch.Tensor, p: torch.Tensor, enabled: torch.Tensor | None) -> torch.Tensor:

@@ -11,7 +11,7 @@ BYTES = fsm.Vocabulary([bytes([i]) for i in range(256)] + [None], eos_token_ids=
 CASES = {
     "grammar syntax": ('start: "a" |\n  ) b', r"line 2"),
     "undefined rule": ('start: "a" other\n', r"other.*line 1|line 1.*other"),
-    "reduce/reduce": ('start: a | b\na: "x"\nb: "x"\n', r"LALR.*rule 'a' \(line 2\)"),
+    "reduce/reduce": ('start: a | b\na: "x"\nb: "x"\n', r"LALR.*'a' \(line 2\) and 'b' \(line 3\)"),
     "lookbehind": ('start: STR\nSTR: /"(?<!x)a"/\n', r"terminal STR \(line 2\).*lookaround"),
     "lookahead": ('start: A\nA: /a(?=b)/\n', r"terminal A \(line 2\).*lookaround"),
     "backreference": ('start: A\nA: /(a)\\1/\n', r"terminal A \(line 2\).*backreference"),

@@ -78,6 +78,8 @@ def test_utf8_sequences_cover_exactly(a, b):
         (r"a[", "unterminated"),
         (r"a{2,1}", "min repeat greater than max"),
         (r"\p{L}", "bad escape"),
+        (r"c{2}+", "possessive"),
+        (r"(?>ab)c", "atomic group"),
     ],
 )
 def test_unsupported_syntax_raises_regex_error(pattern, fragment):

@@ -119,17 +119,34 @@ def test_a_model_that_cannot_be_loaded_exits_4(tmp_path):
     assert_clean_error(proc, 4, "could not load the model")
 
 
-# -- errors found before the model loads --------------------------------------------------------------
+# -- errors found before the model loads ------------------------------------------------------------
 
 
 def test_bad_regex_exits_3():
     assert_clean_error(guide_cli("regex", "[a-", "prompt"), 3, "invalid spec")
 
 
+def test_usage_error_through_the_console_entry():
+    assert_clean_error(guide_cli("json", "--schema", "/no/such/file.json", "p"), 2, "does not exist")
+    proc = guide_cli("regex")
+    assert proc.returncode == 2 and "usage:" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def run_main(capsys, *args: str) -> tuple[int, str, str]:
+    """The same entry point in-process, for the many error paths that never load a model."""
+    from guide.cli import main
+
+    try:
+        code = main(list(args))
+    except SystemExit as exc:  # argparse's own errors and --help
+        code = exc.code
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
 @pytest.mark.parametrize(
     "args, words",
     [
-        (["json", "--schema", "/no/such/file.json", "p"], ["does not exist"]),
         (["json", "--model", "nocolon", "p"], ["MODULE:CLASS"]),
         (["json", "--model", "no_such_module_xyz:Person", "p"], ["could not import"]),
         (["json", "--model", "json:dumps", "p"], ["not a pydantic model"]),
@@ -137,32 +154,39 @@ def test_bad_regex_exits_3():
         (["choice", "a", "a", "--prompt", "p"], ["distinct"]),
         (["grammar", "cobol", "p"], ["built-in"]),
         (["regex", "a", "p", "--input", "/no/such.jsonl"], ["does not exist"]),
+        (["regex", "a", "p", "extra"], ["unrecognized arguments"]),
+        (["json", "--max-tokens", "0", "--schema", "x", "p"], ["expected a number >= 1"]),
     ],
 )
-def test_usage_errors_exit_2(args, words):
-    assert_clean_error(guide_cli(*args), 2, *words)
+def test_usage_errors_exit_2(capsys, args, words):
+    code, out, err = run_main(capsys, *args)
+    assert code == 2 and out == "" and "Traceback" not in err
+    for w in words:
+        assert w in err
 
 
-def test_bad_inputs_exit_2(tmp_path):
+def test_bad_input_files_exit_2(capsys, tmp_path):
     bad_schema = tmp_path / "bad.json"
     bad_schema.write_text("{not json")
-    assert_clean_error(guide_cli("json", "--schema", str(bad_schema), "p"), 2, "not valid JSON", "line 1")
+    code, _, err = run_main(capsys, "json", "--schema", str(bad_schema), "p")
+    assert code == 2 and "not valid JSON" in err and "line 1" in err
     bad_lines = tmp_path / "bad.jsonl"
     bad_lines.write_text('"ok"\n{"no_prompt": 1}\n')
-    assert_clean_error(guide_cli("regex", "a", "--input", str(bad_lines)), 2, "bad.jsonl:2")
+    code, _, err = run_main(capsys, "regex", "a", "--input", str(bad_lines))
+    assert code == 2 and "bad.jsonl:2" in err
+    good_lines = tmp_path / "good.jsonl"
+    good_lines.write_text('"ok"\n')
+    code, _, err = run_main(capsys, "regex", "a", "p", "--input", str(good_lines))
+    assert code == 2 and "not both" in err
+    code, _, err = run_main(capsys, "regex", "a", "--stream", "--input", str(good_lines))
+    assert code == 2 and "single prompt" in err
 
 
-def test_argparse_errors_and_help():
-    proc = guide_cli("regex")
-    assert proc.returncode == 2 and "usage:" in proc.stderr and "Traceback" not in proc.stderr
-    proc = guide_cli("--help")
-    assert proc.returncode == 0 and "json" in proc.stdout and "choice" in proc.stdout
-    assert guide_cli("json", "--max-tokens", "0", "--schema", "x", "p").returncode == 2
-
-
-def test_grammar_list():
-    proc = guide_cli("grammar", "--list")
-    assert proc.returncode == 0 and "sql" in proc.stdout.split()
+def test_help_and_grammar_list(capsys):
+    code, out, _ = run_main(capsys, "--help")
+    assert code == 0 and all(c in out for c in ("json", "regex", "grammar", "choice"))
+    code, out, _ = run_main(capsys, "grammar", "--list")
+    assert code == 0 and "sql" in out.split()
 
 
 def test_console_script_is_declared():

@@ -61,6 +61,17 @@ def test_top_p_matches_hf(logits, p):
     assert torch.equal(_kept(ours), _kept(ref))
 
 
+@pytest.mark.parametrize("p", [0.3, 0.9])
+def test_top_p_wide_vocab_both_paths_match_hf(p):
+    # peaked rows find their nucleus among the top candidates; flat rows need the full sort
+    g = torch.Generator().manual_seed(9)
+    x = torch.randn(4, 5000, generator=g) * torch.tensor([[8.0], [6.0], [0.05], [0.01]])
+    ours = _top_p(x.clone(), torch.full((4,), p), None)
+    ref = TopPLogitsWarper(p)(None, x.clone())
+    assert torch.equal(_kept(ours), _kept(ref))
+    assert _kept(ref[3]).sum() > 1024  # really exercised the wide path
+
+
 @pytest.mark.parametrize("p", [0.01, 0.1, 0.5])
 def test_min_p_matches_hf(logits, p):
     ours = _min_p(logits.clone(), torch.full((6,), p), None)

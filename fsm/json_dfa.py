@@ -1,0 +1,275 @@
+"""A byte DFA determinized on demand, for big JSON schemas.
+
+The character NFA of a schema is expanded once into a byte NFA (UTF-8 continuation chains shared by
+target); its byte columns are folded into classes. DFA states — epsilon-closed sets of NFA states —
+get their transition rows only when something reads them: `LazyTable` looks like the ``table``
+array of a `ByteDFA` and expands the rows an index expression touches before answering it. A token
+index that walks the vocabulary trie from one state therefore determinizes only the states tokens
+actually reach, so the time to the first mask does not grow with the schema.
+
+Every state can reach acceptance: the NFA is trimmed before, so every non-empty state set is live.
+
+>>> from fsm.json_ast import lit, alt
+>>> from fsm.json_automaton import node_nfa
+>>> d = LazyByteDFA(*node_nfa(alt(lit("yes"), lit("no")))).as_byte_dfa()
+>>> d.accepts(b"yes"), d.accepts(b"ye")
+(True, False)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import SchemaTooComplex
+from .limits import DEFAULT_LIMITS, Limits
+from .regex import ByteDFA
+
+
+class LazyByteDFA:
+    """Subset construction over a byte NFA, one state at a time."""
+
+    def __init__(self, trans, eps, start: int, final: int, limits: Limits | None = None):
+        from .json_automaton import utf8_sequences
+
+        self.limits = limits or DEFAULT_LIMITS
+        n = len(trans)
+        btrans: list[list[tuple[int, int, int]]] = [[] for _ in range(n)]
+        beps: list[list[int]] = [list(e) for e in eps]
+        chains: dict[tuple, int] = {}
+
+        def chain(seq: tuple, t: int) -> int:
+            # the state that reads the byte ranges ``seq`` and then is at ``t``; shared per (seq, t)
+            if not seq:
+                return t
+            key = (seq, t)
+            q = chains.get(key)
+            if q is None:
+                nxt = chain(seq[1:], t)
+                q = len(btrans)
+                btrans.append([(seq[0][0], seq[0][1], nxt)])
+                beps.append([])
+                chains[key] = q
+            return q
+
+        for q in range(n):
+            out = btrans[q]
+            for lo, hi, t in trans[q]:
+                if lo < 0x80:
+                    out.append((lo, min(hi, 0x7F), t))
+                if hi >= 0x80:
+                    for seq in utf8_sequences(max(lo, 0x80), hi):
+                        out.append((seq[0][0], seq[0][1], chain(seq[1:], t)))
+        cuts = {0, 256}
+        for row in btrans:
+            for lo, hi, _ in row:
+                cuts.add(lo)
+                cuts.add(hi + 1)
+        bounds = np.array(sorted(cuts))
+        self.byte_class = (np.searchsorted(bounds, np.arange(256), side="right") - 1).astype(np.int32)
+        self.n_classes = len(bounds) - 1
+        bc = self.byte_class.tolist()
+        self._trans = [[(bc[lo], bc[hi], t) for lo, hi, t in row] for row in btrans]
+        self._eps = beps
+        self._final = final
+        self._closures: dict[int, frozenset] = {}
+        self._ids: dict[frozenset, int] = {}
+        self._raw: dict[frozenset, int] = {}
+        self._sets: list[frozenset] = []
+        cap = 64
+        self._table = np.full((cap, self.n_classes), -1, dtype=np.int32)
+        self._accepting = np.zeros(cap, dtype=bool)
+        self._expanded = np.zeros(cap, dtype=bool)
+        self.initial = self._state_of(frozenset((start,)))
+
+    # -- state sets -------------------------------------------------------------------------------
+    def _closure(self, q: int) -> frozenset:
+        r = self._closures.get(q)
+        if r is None:
+            eps = self._eps
+            if not eps[q]:
+                r = frozenset((q,))
+            else:
+                seen = {q}
+                stack = [q]
+                while stack:
+                    x = stack.pop()
+                    for y in eps[x]:
+                        if y not in seen:
+                            seen.add(y)
+                            stack.append(y)
+                r = frozenset(seen)
+            self._closures[q] = r
+        return r
+
+    def _state_of(self, raw: frozenset) -> int:
+        d = self._raw.get(raw)
+        if d is not None:
+            return d
+        if len(raw) == 1:
+            (q,) = raw
+            s = self._closure(q)
+        else:
+            s = frozenset().union(*(self._closure(q) for q in raw))
+        d = self._ids.get(s)
+        if d is None:
+            d = len(self._sets)
+            if d >= self.limits.max_states:
+                raise SchemaTooComplex(
+                    f"JSON schema automaton: over {self.limits.max_states:,} states; simplify the schema "
+                    "or raise Limits.max_states", budget="max_states", limit=self.limits.max_states)
+            self._ids[s] = d
+            self._sets.append(s)
+            if d >= len(self._accepting):
+                self._grow()
+            self._accepting[d] = self._final in s
+        self._raw[raw] = d
+        return d
+
+    def _grow(self) -> None:
+        cap = len(self._accepting) * 2
+        table = np.full((cap, self.n_classes), -1, dtype=np.int32)
+        table[: len(self._table)] = self._table
+        self._table = table
+        self._accepting = np.concatenate([self._accepting, np.zeros(cap - len(self._accepting), dtype=bool)])
+        self._expanded = np.concatenate([self._expanded, np.zeros(cap - len(self._expanded), dtype=bool)])
+
+    def expand(self, d: int) -> None:
+        """Compute the transition row of DFA state ``d``."""
+        if self._expanded[d]:
+            return
+        trans = self._trans
+        ev = []
+        for q in self._sets[d]:
+            if trans[q]:
+                ev.extend(trans[q])
+        row = self._table[d]
+        if len(ev) == 1:
+            lo, hi, t = ev[0]
+            row[lo : hi + 1] = self._state_of(frozenset((t,)))
+        elif ev:
+            ev.sort()
+            bounds = sorted({e[0] for e in ev} | {e[1] + 1 for e in ev})
+            active: list[tuple[int, int]] = []
+            j = 0
+            for b in range(len(bounds) - 1):
+                x = bounds[b]
+                while j < len(ev) and ev[j][0] == x:
+                    active.append((ev[j][1], ev[j][2]))
+                    j += 1
+                if active:
+                    active = [a for a in active if a[0] >= x]
+                if active:
+                    tgt = self._state_of(frozenset(t for _, t in active))
+                    self._table[d, x : bounds[b + 1]] = tgt
+        self._expanded[d] = True
+
+    def ensure(self, rows) -> None:
+        """Expand every state in ``rows`` (an int or an array of ints)."""
+        if isinstance(rows, (int, np.integer)):
+            if not self._expanded[rows]:
+                self.expand(int(rows))
+            return
+        r = np.asarray(rows).ravel()
+        todo = r[~self._expanded[r]]
+        if len(todo):
+            for d in np.unique(todo).tolist():
+                self.expand(d)
+
+    def expand_all(self) -> None:
+        d = 0
+        while d < len(self._sets):
+            self.expand(d)
+            d += 1
+
+    @property
+    def n_states(self) -> int:
+        return len(self._sets)
+
+    def spellable(self, single_bytes: np.ndarray) -> bool:
+        """True when every NFA edge can be taken by some byte that is a token by itself.
+
+        Then from every state an accepting path of single-byte tokens exists, so a lazily computed
+        token row never leads into a token-level dead end.
+        """
+        ok_class = np.zeros(self.n_classes, dtype=bool)
+        ok_class[self.byte_class[single_bytes]] = True
+        prefix = np.concatenate([[0], np.cumsum(ok_class)])
+        for row in self._trans:
+            for lo, hi, _ in row:
+                if prefix[hi + 1] == prefix[lo]:
+                    return False
+        return True
+
+    # -- views ---------------------------------------------------------------------------------------
+    def as_byte_dfa(self) -> ByteDFA:
+        """A `ByteDFA` whose table and accepting flags expand on access."""
+        return ByteDFA(LazyTable(self), self.byte_class, self.initial, LazyFlags(self))
+
+    def materialize(self) -> ByteDFA:
+        """Every state expanded, as a plain `ByteDFA` (identical rows merged, columns folded)."""
+        from .json_automaton import _Budget, _equal_rows, _merge_equal_states
+
+        self.expand_all()
+        n = self.n_states
+        table, accepting, initial = _merge_equal_states(
+            self._table[:n].copy(), self._accepting[:n].copy(), self.initial, _Budget(self.limits))
+        groups = _equal_rows(np.ascontiguousarray(table.T))
+        cols = table[:, np.unique(groups, return_index=True)[1]]
+        return ByteDFA(np.ascontiguousarray(cols.astype(np.int32)), groups[self.byte_class].astype(np.int32),
+                       initial, accepting)
+
+
+class LazyTable:
+    """Stands in for ``ByteDFA.table``: rows are determinized the first time an index reads them."""
+
+    dtype = np.dtype(np.int32)
+
+    def __init__(self, owner: LazyByteDFA):
+        self._owner = owner
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self._owner.n_states, self._owner.n_classes)
+
+    @property
+    def nbytes(self) -> int:
+        return int(self._owner.n_states * self._owner.n_classes * 4)
+
+    def __len__(self) -> int:
+        return self._owner.n_states
+
+    def __getitem__(self, key):
+        o = self._owner
+        rows = key[0] if isinstance(key, tuple) else key
+        if isinstance(rows, slice) or rows is Ellipsis:
+            o.expand_all()
+            return o._table[: o.n_states][key]
+        o.ensure(rows)
+        return o._table[key]
+
+    def __array__(self, dtype=None, copy=None):
+        o = self._owner
+        o.expand_all()
+        a = o._table[: o.n_states]
+        return a.astype(dtype) if dtype is not None else a
+
+
+class LazyFlags:
+    """Stands in for ``ByteDFA.accepting`` (known as soon as a state exists)."""
+
+    def __init__(self, owner: LazyByteDFA):
+        self._owner = owner
+
+    def __getitem__(self, key):
+        return self._owner._accepting[: self._owner.n_states][key]
+
+    def __len__(self) -> int:
+        return self._owner.n_states
+
+    @property
+    def nbytes(self) -> int:
+        return self._owner.n_states
+
+    def __array__(self, dtype=None, copy=None):
+        a = self._owner._accepting[: self._owner.n_states]
+        return a.astype(dtype) if dtype is not None else a
