@@ -22,7 +22,8 @@ import argparse
 import json
 import statistics
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -59,24 +60,25 @@ SCHEMA_REGEX = (
     r'\{"customer_full_name":"' + _STR + r'{0,24}","customer_email_address":"' + _STR + r'{0,32}",'
     r'"number_of_items_in_the_order":-?(0|[1-9][0-9]{0,15}),"requires_priority_shipping":(true|false)\}'
 )
+CPU_TIME = False
 ORDER_PROMPT = "Extract the order as JSON: Jane Doe (jane.doe@example.com) ordered 3 items, priority shipping."
 
 
-def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
-    t = time.perf_counter()
-    out = fn()
-    return time.perf_counter() - t, out
-
-
 def median_rates(runs: dict[str, Callable[[], int]], repeats: int) -> dict[str, float]:
-    """Interleave the runs (so background load hits all alike); each returns its token count."""
+    """Tokens/s per run, median over ``repeats`` interleaved rounds (background load hits all alike).
+
+    Each run returns its token count. Rates use wall time; with ``CPU_TIME`` set they use this
+    process's CPU time instead, which a busy shared machine inflates much less.
+    """
     for fn in runs.values():
         fn()  # warm-up
     samples: dict[str, list[float]] = {k: [] for k in runs}
+    clock = time.process_time if CPU_TIME else time.perf_counter
     for _ in range(repeats):
         for name, fn in runs.items():
-            dt, n = timed(fn)
-            samples[name].append(n / dt)
+            t = clock()
+            n = fn()
+            samples[name].append(n / (clock() - t))
     return {k: statistics.median(v) for k, v in samples.items()}
 
 
@@ -91,8 +93,11 @@ def hf_tokens(out: torch.Tensor, prompt_len: int, eos: set[int]) -> int:
 def constraint_spec() -> tuple[Any, str]:
     try:
         return fsm.JsonSchema(SCHEMA), "fsm.JsonSchema"
-    except Exception:  # JsonSchema not available yet: the same language as a regex
+    except (AttributeError, ImportError):  # JsonSchema not available yet: the same language as a regex
         return fsm.Regex(SCHEMA_REGEX), "regex equivalent of the schema"
+
+
+_PEER_ERRORS = (ImportError, AttributeError, TypeError, RuntimeError, ValueError)
 
 
 def peer_processors(tokenizer: Any, width: int) -> dict[str, Callable[[], Any]]:
@@ -104,16 +109,105 @@ def peer_processors(tokenizer: Any, width: int) -> dict[str, Callable[[], Any]]:
         info = xgr.TokenizerInfo.from_huggingface(tokenizer, vocab_size=width)
         compiled = xgr.GrammarCompiler(info).compile_json_schema(SCHEMA, any_whitespace=False, separators=(",", ":"))
         out["HF+xgrammar"] = lambda: xgr.contrib.hf.LogitsProcessor(compiled)
-    except Exception as exc:  # not installed, or an API this version lacks
+    except _PEER_ERRORS as exc:  # not installed, or an API this version lacks
         print(f"  (xgrammar column skipped: {type(exc).__name__}: {exc})")
     try:
-        import outlines  # noqa: F401
+        import outlines
         from outlines.processors import RegexLogitsProcessor  # outlines < 1.0
 
         out["HF+outlines"] = lambda: RegexLogitsProcessor(SCHEMA_REGEX, outlines.models.TransformerTokenizer(tokenizer))
-    except Exception as exc:
+    except _PEER_ERRORS as exc:
         print(f"  (outlines column skipped: {type(exc).__name__}: {exc})")
     return out
+
+
+class Bench:
+    """One model pair (ours, plain HF) and the sections run on it; ``results`` collects the ratios."""
+
+    def __init__(self, args: argparse.Namespace):
+        from transformers import AutoModelForCausalLM
+
+        self.args = args
+        self.device = torch.device(args.device)
+        self.model = guide.load(device=self.device, dtype=args.dtype)
+        self.plain = AutoModelForCausalLM.from_pretrained(default_model_dir(), dtype=self.model.dtype)
+        self.plain = self.plain.to(self.device).eval()
+        self.tok = self.model.tokenizer
+        self.tok.padding_side = "left"
+        self.eos = set(self.model.vocabulary.eos_token_ids)
+        self.no_eos = {self.model.vocabulary.eos_token_ids[0]: float("-inf")}
+        spec, self.spec_name = constraint_spec()
+        self.index = fsm.compile(spec, self.model.vocabulary)
+        self.n_new = args.new_tokens
+        self.results: list[tuple[str, int, int, str, float]] = []
+
+    def hf_run(self, hf_model: Any, enc: Any, **kw: Any) -> int:
+        with torch.inference_mode():
+            out = hf_model.generate(**enc, do_sample=False, pad_token_id=self.model._pad_id, **kw)
+        return hf_tokens(out, enc["input_ids"].shape[1], self.eos)
+
+    def ours_run(self, prompts: list[str], **kw: Any) -> int:
+        return sum(len(o.token_ids) for o in guide.generate(self.model, prompts, max_new_tokens=self.n_new, **kw))
+
+    def section_a(self, threads: int, b: int) -> None:
+        prompts = [self.model.chat(q) for q in (QUESTIONS * 4)[:b]]
+        enc = self.tok(prompts, return_tensors="pt", padding=True).to(self.device)
+        n = self.n_new
+        r = median_rates({
+            "ours": lambda: self.ours_run(prompts, logit_bias=self.no_eos),
+            "HF plain": lambda: self.hf_run(self.plain, enc, max_new_tokens=n, min_new_tokens=n),
+            "HF packed": lambda: self.hf_run(self.model.hf, enc, max_new_tokens=n, min_new_tokens=n),
+        }, self.args.repeats)
+        print(f"A threads={threads} batch={b}: ours {r['ours']:.1f} tok/s | HF plain {r['HF plain']:.1f} | HF on "
+              f"packed {r['HF packed']:.1f} || ours/HF {r['ours'] / r['HF plain']:.2f} "
+              f"(loop only: {r['ours'] / r['HF packed']:.2f})", flush=True)
+        self.results.append(("A ours/HF", threads, b, "fixed length", r["ours"] / r["HF plain"]))
+        self.results.append(("A ours/HF on packed model", threads, b, "loop only", r["ours"] / r["HF packed"]))
+
+    def section_b(self, threads: int, b: int) -> None:
+        prompts = [self.model.chat(q) for q in (QUESTIONS * 4)[:b]]
+        enc = self.tok(prompts, return_tensors="pt", padding=True).to(self.device)
+        r = median_rates({
+            "ours": lambda: self.ours_run(prompts),
+            "HF plain": lambda: self.hf_run(self.plain, enc, max_new_tokens=self.n_new),
+        }, self.args.repeats)
+        print(f"B threads={threads} batch={b}: ours {r['ours']:.1f} useful tok/s | HF plain {r['HF plain']:.1f} || "
+              f"ours/HF {r['ours'] / r['HF plain']:.2f}", flush=True)
+        self.results.append(("B ours/HF", threads, b, "natural stop", r["ours"] / r["HF plain"]))
+
+    def section_c(self, threads: int, b: int) -> None:
+        prompts = [self.model.chat(ORDER_PROMPT)] * b
+        enc = self.tok(prompts, return_tensors="pt", padding=True).to(self.device)
+        n = self.n_new
+
+        def constrained(jump: bool) -> int:
+            outs = guide.generate(self.model, prompts, constraint=self.index, max_new_tokens=n, jump_forward=jump)
+            for o in outs:
+                if o.finish_reason != "length":
+                    assert set(json.loads(o.text)) == set(SCHEMA["properties"]), o.text
+            return sum(len(o.token_ids) for o in outs)
+
+        runs = {
+            "free": lambda: self.ours_run(prompts, logit_bias=self.no_eos),
+            "constrained": lambda: constrained(True),
+            "constrained, no jump": lambda: constrained(False),
+            "HF+guide": lambda: self.hf_run(self.plain, enc, max_new_tokens=n,
+                                            logits_processor=[guide.LogitsProcessor(self.index, self.tok)]),
+            "HF free": lambda: self.hf_run(self.plain, enc, max_new_tokens=n, min_new_tokens=n),
+        }
+        for name, make in peer_processors(self.tok, self.model.vocabulary.size).items():
+            runs[name] = lambda make=make: self.hf_run(self.plain, enc, max_new_tokens=n, logits_processor=[make()])
+        r = median_rates(runs, self.args.repeats)
+        line = " | ".join(f"{k} {v:.1f}" for k, v in r.items())
+        print(f"C threads={threads} batch={b} ({self.spec_name}): {line} tok/s || constrained/free "
+              f"{r['constrained'] / r['free']:.2f} (no jump-forward {r['constrained, no jump'] / r['free']:.2f})",
+              flush=True)
+        self.results.append(("C constrained/free", threads, b, self.spec_name, r["constrained"] / r["free"]))
+        self.results.append(("C no-jump constrained/free", threads, b, self.spec_name,
+                             r["constrained, no jump"] / r["free"]))
+        for name in runs:
+            if name.startswith("HF+"):
+                self.results.append((f"C {name}/HF free", threads, b, "same schema", r[name] / r["HF free"]))
 
 
 def main() -> None:
@@ -125,87 +219,28 @@ def main() -> None:
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--dtype", default=None, help="float32 (CPU default), bfloat16, float16")
     ap.add_argument("--sections", default="ABC")
+    ap.add_argument("--cpu-time", action="store_true",
+                    help="rate by process CPU time, not wall time (steadier on a loaded machine; use with 1 thread)")
     args = ap.parse_args()
-    from transformers import AutoModelForCausalLM
-
-    device = torch.device(args.device)
-    model = guide.load(device=device, dtype=args.dtype)
-    plain = AutoModelForCausalLM.from_pretrained(default_model_dir(), dtype=model.dtype).to(device).eval()
-    tok = model.tokenizer
-    tok.padding_side = "left"
-    eos = set(model.vocabulary.eos_token_ids)
-    eos0 = model.vocabulary.eos_token_ids[0]
-    spec, spec_name = constraint_spec()
-    index = fsm.compile(spec, model.vocabulary)
-    n_new = args.new_tokens
-    print(f"device={device} dtype={model.dtype} packed={model.packed} new_tokens={n_new} repeats={args.repeats}")
-    results: list[tuple[str, int, int, str, float]] = []
-
-    def hf_run(hf_model, enc, **kw) -> int:
-        with torch.inference_mode():
-            out = hf_model.generate(**enc, do_sample=False, pad_token_id=model._pad_id, **kw)
-        return hf_tokens(out, enc["input_ids"].shape[1], eos)
-
+    global CPU_TIME
+    CPU_TIME = args.cpu_time
+    bench = Bench(args)
+    print(f"device={bench.device} dtype={bench.model.dtype} packed={bench.model.packed} new_tokens={args.new_tokens} "
+          f"repeats={args.repeats} clock={'process CPU time' if CPU_TIME else 'wall'}")
     for threads in [int(t) for t in args.threads.split(",")]:
         torch.set_num_threads(threads)
         for b in [int(x) for x in args.batches.split(",")]:
-            prompts = [model.chat(q) for q in (QUESTIONS * 4)[:b]]
-            enc = tok(prompts, return_tensors="pt", padding=True).to(device)
-            tag = f"threads={threads} batch={b}"
             if "A" in args.sections:
-                r = median_rates({
-                    "ours": lambda: sum(len(o.token_ids) for o in guide.generate(
-                        model, prompts, max_new_tokens=n_new, logit_bias={eos0: float("-inf")})),
-                    "HF plain": lambda: hf_run(plain, enc, max_new_tokens=n_new, min_new_tokens=n_new),
-                    "HF packed": lambda: hf_run(model.hf, enc, max_new_tokens=n_new, min_new_tokens=n_new),
-                }, args.repeats)
-                print(f"A {tag}: ours {r['ours']:.1f} tok/s | HF plain {r['HF plain']:.1f} | HF on packed "
-                      f"{r['HF packed']:.1f} || ours/HF {r['ours'] / r['HF plain']:.2f} "
-                      f"(loop only: {r['ours'] / r['HF packed']:.2f})", flush=True)
-                results.append(("A ours/HF", threads, b, "fixed length", r["ours"] / r["HF plain"]))
+                bench.section_a(threads, b)
             if "B" in args.sections and b > 1:
-                r = median_rates({
-                    "ours": lambda: sum(len(o.token_ids) for o in guide.generate(model, prompts, max_new_tokens=n_new)),
-                    "HF plain": lambda: hf_run(plain, enc, max_new_tokens=n_new),
-                }, args.repeats)
-                print(f"B {tag}: ours {r['ours']:.1f} useful tok/s | HF plain {r['HF plain']:.1f} || "
-                      f"ours/HF {r['ours'] / r['HF plain']:.2f}", flush=True)
-                results.append(("B ours/HF", threads, b, "natural stop", r["ours"] / r["HF plain"]))
+                bench.section_b(threads, b)
             if "C" in args.sections:
-                cprompts = [model.chat(ORDER_PROMPT)] * b
-                cenc = tok(cprompts, return_tensors="pt", padding=True).to(device)
-
-                def ours_c(jump: bool) -> int:
-                    outs = guide.generate(model, cprompts, constraint=index, max_new_tokens=n_new, jump_forward=jump)
-                    for o in outs:
-                        if o.finish_reason != "length":
-                            assert set(json.loads(o.text)) == set(SCHEMA["properties"]), o.text
-                    return sum(len(o.token_ids) for o in outs)
-
-                runs = {
-                    "free": lambda: sum(len(o.token_ids) for o in guide.generate(
-                        model, cprompts, max_new_tokens=n_new, logit_bias={eos0: float("-inf")})),
-                    "constrained": lambda: ours_c(True),
-                    "constrained, no jump": lambda: ours_c(False),
-                    "HF+guide": lambda: hf_run(plain, cenc, max_new_tokens=n_new,
-                                               logits_processor=[guide.LogitsProcessor(index, tok)]),
-                    "HF free": lambda: hf_run(plain, cenc, max_new_tokens=n_new, min_new_tokens=n_new),
-                }
-                for name, make in peer_processors(tok, model.vocabulary.size).items():
-                    runs[name] = lambda make=make: hf_run(plain, cenc, max_new_tokens=n_new, logits_processor=[make()])
-                r = median_rates(runs, args.repeats)
-                line = " | ".join(f"{k} {v:.1f}" for k, v in r.items())
-                print(f"C {tag} ({spec_name}): {line} tok/s || constrained/free {r['constrained'] / r['free']:.2f} "
-                      f"(no jump-forward {r['constrained, no jump'] / r['free']:.2f})", flush=True)
-                results.append(("C constrained/free", threads, b, spec_name, r["constrained"] / r["free"]))
-                for name in runs:
-                    if name.startswith("HF+"):
-                        results.append((f"C {name}/HF free", threads, b, "same constraint",
-                                        r[name] / r["HF free"]))
+                bench.section_c(threads, b)
     print("\nsummary (ratio > 1: first is faster)")
-    for what, threads, b, note, ratio in results:
-        print(f"  {what:28s} threads={threads} batch={b}: {ratio:.2f}  [{note}]")
-    print(json.dumps([dict(what=w, threads=t, batch=b, note=n, ratio=round(x, 3)) for w, t, b, n, x in results]))
+    for what, threads, b, note, ratio in bench.results:
+        print(f"  {what:32s} threads={threads} batch={b}: {ratio:.2f}  [{note}]")
+    print(json.dumps([{"what": w, "threads": t, "batch": b, "note": n, "ratio": round(x, 3)}
+                      for w, t, b, n, x in bench.results]))
 
 
 if __name__ == "__main__":

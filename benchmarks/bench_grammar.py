@@ -26,8 +26,8 @@ import numpy as np
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-import fsm  # noqa: E402
-from fsm import grammars  # noqa: E402
+import fsm
+from fsm import grammars
 
 CORPUS = pathlib.Path("/work/shared/corpora/jsonschemabench")
 
@@ -48,7 +48,7 @@ def json_docs(n: int, seed: int = 0) -> list[str]:
         def gen(d=0):
             r = rng.random()
             if d > 3 or r < 0.4:
-                return rng.choice([rng.randint(-1000, 1000), rng.random() * 100, "text %d" % rng.randint(0, 99),
+                return rng.choice([rng.randint(-1000, 1000), rng.random() * 100, f"text {rng.randint(0, 99)}",
                                    True, None, "caf\u00e9"])
             if r < 0.7:
                 return {f"key_{i}": gen(d + 1) for i in range(rng.randint(0, 5))}
@@ -71,7 +71,7 @@ def arithmetic_docs(n: int, seed: int = 0) -> list[str]:
     def expr(d=0):
         r = rng.random()
         if d > 3 or r < 0.35:
-            return rng.choice([str(rng.randint(0, 999)), "%.3g" % (rng.random() * 100), rng.choice("xyzab") + "_1"])
+            return rng.choice([str(rng.randint(0, 999)), f"{rng.random() * 100:.3g}", rng.choice("xyzab") + "_1"])
         if r < 0.75:
             return expr(d + 1) + rng.choice([" + ", " - ", " * ", " / ", "^", "*"]) + expr(d + 1)
         if r < 0.85:
@@ -198,7 +198,7 @@ def main() -> None:
     for cls in (LLGuidance, XGrammar):
         try:
             engines.append(cls(tokenizer))
-        except Exception as exc:  # optional peers
+        except Exception as exc:  # noqa: BLE001 - optional peers may fail to load in any way
             print(f"# {cls.name} unavailable: {exc}")
 
     workloads = {"json": json_docs(2 * args.docs), "arithmetic": arithmetic_docs(2 * args.docs)}
@@ -232,7 +232,7 @@ def main() -> None:
                     fresh.build_all()
                     print(f"{'':<11}{'  (eager: build_all)':<22}{(time.perf_counter() - t0) * 1e3:>11.1f}"
                           f"   rows={fresh.n_rows}, lexer states={fresh.lexer.n_states}")
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - report a peer's failure and go on
                 print(f"{gname:<11}{label:<22} failed: {type(exc).__name__}: {str(exc)[:120]}")
 
     print("\n# ratios (peer / ours; > 1 means we are faster)")

@@ -5,12 +5,13 @@ Setup (SmolLM2-135M-Instruct plays all three roles):
   base        the model on the raw prompt
   expert      Prompted(model, POSITIVE_PREFIX)   anti-expert  Prompted(model, NEGATIVE_PREFIX)
   DExperts(base, expert, antiexpert, alpha, base_top_p=0.9), sampled at temperature 1 with fixed seeds.
-  Baselines: the base alone and the positive expert alone (plain prompting), same sampling.
+  Baselines: the base alone (also with top_p=0.9, the truncation DExperts applies to the base) and
+  the positive expert alone (plain prompting), same sampling.
 
 Judges, both named in the output:
   lexicon     a small sentiment word list (LEXICON_POS / LEXICON_NEG below): positive when the
               continuation has more positive than negative words, negative when fewer.
-  zero-shot   (--zero-shot) the same base model asked whether the text is positive or negative
+  zero-shot   the same base model asked whether the text is positive or negative
               (next-token logit of " positive" vs " negative"); a weak judge at 135M parameters.
 Perplexity: of each continuation under the base model given the raw prompt (lower = more fluent to the
 base), mean over prompts of per-continuation perplexity.
@@ -19,7 +20,7 @@ Speed: decode tokens/s of the loop (greedy, EOS banned, fixed length) for the pl
 DExperts with its three participants stacked in one batch (the default) or run as three sessions
 (fuse=False); the ratio to the plain model is the step-time cost of three participants.
 
-    OMP_NUM_THREADS=2 .venv/bin/python benchmarks/bench_guidance.py [--prompts 60] [--tokens 16] [--zero-shot]
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_guidance.py [--prompts 60] [--tokens 16] [--no-zero-shot]
 """
 
 from __future__ import annotations
@@ -146,11 +147,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--prompts", type=int, default=60)
     ap.add_argument("--tokens", type=int, default=16)
-    ap.add_argument("--zero-shot", action="store_true", help="also judge with the base model zero-shot")
+    ap.add_argument("--no-zero-shot", dest="zero_shot", action="store_false",
+                    help="skip the zero-shot judge (the base model asked)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--speed-tokens", type=int, default=32)
-    ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=1,
+                    help="torch threads (1 by default: on a shared 2-core machine more threads spin and stall)")
     args = ap.parse_args()
+    torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     model = guide.load()
     prompts = PROMPTS[: args.prompts]
@@ -163,16 +168,17 @@ def main() -> None:
     t0 = time.perf_counter()
     runs = [
         ("base", model, {}),
+        ("base, top_p=0.9", model, {"top_p": 0.9}),
         ("positive expert alone (prompting)", pos, {}),
         ("DExperts alpha=2", DExperts(model, pos, neg, alpha=2.0), {}),
         ("DExperts alpha=-2 (steer negative)", DExperts(model, pos, neg, alpha=-2.0), {}),
     ]
     rows = [quality(model, name, src, prompts, args.tokens, args.seed, args.zero_shot, **kw)
             for name, src, kw in runs]
-    base, dx = rows[0], rows[2]
+    base, nucleus, dx = rows[0], rows[1], rows[3]
     print(f"\nDExperts alpha=2 vs base: positive rate (lexicon) {base['pos']:.0%} -> {dx['pos']:.0%}, "
           f"(zero-shot) {base['zs']:.0%} -> {dx['zs']:.0%}; perplexity {base['ppl']:.1f} -> {dx['ppl']:.1f} "
-          f"({dx['ppl'] / base['ppl']:.2f}x)")
+          f"({dx['ppl'] / base['ppl']:.2f}x; base with the same top_p=0.9: {nucleus['ppl']:.1f})")
 
     print("\nspeed: decode tokens/s, greedy, EOS banned, "
           f"{args.speed_tokens} tokens per row, best of {args.repeats}")

@@ -55,7 +55,7 @@ class Grammar:
         return GrammarIndex(g, lexer, vocab, fingerprint=self.fingerprint, limits=limits)
 
     @classmethod
-    def builtin(cls, name: str, **options) -> "Grammar":
+    def builtin(cls, name: str, **options) -> Grammar:
         """One of the grammars shipped in ``fsm/grammars`` (json, arithmetic, sql).
 
         >>> Grammar.builtin("json").start

@@ -105,6 +105,11 @@ class GrammarIndex:
         for t in grammar.ignore:
             self._is_ign[t] = True
         self._build_boundary_outcomes()
+        self._single: dict[tuple[int, int, int], int] = {}
+        self._one_byte_ids = np.array(
+            sorted({t[0]: i for i, t in enumerate(vocab.tokens) if t is not None and len(t) == 1}.values()),
+            dtype=np.int64,
+        )
         trie = vocab.trie
         self._node_cls = lx.byte_class[trie.node_byte].astype(np.int64)
         self._child_start = trie.child_start.astype(np.int64)
@@ -177,7 +182,7 @@ class GrammarIndex:
                             budget="max_index_bytes", limit=self.limits.max_index_bytes)
         return r
 
-    def build_all(self) -> "GrammarIndex":
+    def build_all(self) -> GrammarIndex:
         """Classify tokens from every lexer state a matcher can rest in now (ahead-of-time use)."""
         deadline = self.limits.deadline()
         for q in range(self.lexer.n_states):
@@ -473,8 +478,23 @@ class GrammarIndex:
 
     def single_byte(self, config: tuple[int, int, int]) -> int:
         """The only byte allowed next when the text cannot end here, else -1."""
-        if self.mask(config)[1]:
+        b = self._single.get(config)
+        if b is None:
+            b = self._single_byte(config)
+            if len(self._single) > _MASK_CACHE_ENTRIES:
+                self._single.clear()
+            self._single[config] = b
+        return b
+
+    def _single_byte(self, config: tuple[int, int, int]) -> int:
+        words, accepting, _ = self.mask(config)
+        if accepting:
             return -1
+        ids = self._one_byte_ids
+        if len(ids):  # two allowed one-byte tokens: two possible next bytes
+            allowed = (words[ids >> 5].view(np.uint32) >> (ids & 31).astype(np.uint32)) & 1
+            if int(allowed.sum()) >= 2:
+                return -1
         q = config[0]
         found = -1
         row = self._trans_l[q]
@@ -517,7 +537,7 @@ class _WalkStates:
     open when the token started, whether that run is still open).
     """
 
-    def __init__(self, index: "GrammarIndex", q0: int):
+    def __init__(self, index: GrammarIndex, q0: int):
         self.ix = index
         self.ids: dict[tuple, int] = {}
         self.states: list[tuple] = []

@@ -119,7 +119,7 @@ def _table_only_lexer():
 
 
 def _line_of_definition(text: str, name: str) -> int | None:
-    m = re.search(rf"^[ \t]*[?!]?{re.escape(name)}(\.-?\d+)?[ \t]*:", text, re.M)
+    m = re.search(rf"^[ \t]*[?!]?{re.escape(name)}(\.-?\d+)?[ \t]*:", text, re.MULTILINE)
     return text.count("\n", 0, m.start()) + 1 if m else None
 
 
@@ -231,8 +231,8 @@ def _extract_table(parser, by_name: dict[str, int], text: str, start: str) -> Pa
     nt_id: dict[str, int] = {}
     rules: list = []
     rule_id: dict[int, int] = {}
-    action: list[dict[int, int]] = [dict() for _ in range(len(states))]
-    goto: list[dict[int, int]] = [dict() for _ in range(len(states))]
+    action: list[dict[int, int]] = [{} for _ in range(len(states))]
+    goto: list[dict[int, int]] = [{} for _ in range(len(states))]
     if sorted(states) != list(range(len(states))):
         raise GrammarError("unexpected lark parse table layout (non-contiguous states)")
     for s, row in states.items():

@@ -25,8 +25,8 @@ from __future__ import annotations
 import random
 import re
 from collections import deque
-from functools import lru_cache
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -75,6 +75,8 @@ def terminal_dfa(term: Terminal, limits: Limits) -> ByteDFA:
     Checked against Python's ``re`` on sampled texts (see `_probe_python_agrees`); cached by pattern.
     """
     where = f" (line {term.line})" if term.line else ""
+    if term.is_string and term.value and term.flags <= {"i"} and (term.value.isascii() or not term.flags):
+        return literal_dfa(term.value, ignore_case="i" in term.flags)
     try:
         dfa, problem = _checked_dfa(term.dfa_regexp, term.regexp, term.lazy, term.unicode_sensitive, limits)
     except SpecTooComplex:
@@ -84,6 +86,28 @@ def terminal_dfa(term: Terminal, limits: Limits) -> ByteDFA:
     if problem:
         raise GrammarError(f"terminal {term.name}{where}: {problem}")
     return dfa
+
+
+def literal_dfa(value: str, ignore_case: bool = False) -> ByteDFA:
+    """Byte DFA of one literal string (ASCII letters in both cases when ``ignore_case``).
+
+    >>> literal_dfa("Ab", ignore_case=True).accepts(b"aB")
+    True
+    """
+    data = value.encode("utf-8")
+    steps = []
+    for b in data:
+        ch = chr(b)
+        steps.append({b, ord(ch.lower()), ord(ch.upper())} if ignore_case and ch.isascii() and ch.isalpha() else {b})
+    used = sorted(set().union(*steps)) if steps else []
+    byte_class = np.zeros(256, dtype=np.int32)
+    byte_class[used] = np.arange(1, len(used) + 1)
+    table = np.full((len(steps) + 1, len(used) + 1), -1, dtype=np.int32)
+    for i, allowed in enumerate(steps):
+        table[i, byte_class[sorted(allowed)]] = i + 1
+    accepting = np.zeros(len(steps) + 1, dtype=bool)
+    accepting[-1] = True
+    return ByteDFA(table, byte_class, 0, accepting)
 
 
 @lru_cache(maxsize=512)
@@ -258,7 +282,6 @@ def build_lexer(
     # Product states: (slots, best, aid); slots = ((terminal, dfa state), ...) sorted by terminal.
     index: dict[tuple, int] = {}
     keys_l: list[tuple] = []
-    rows: list[list[int]] = []
     parents: list[tuple[int, int]] = []
 
     def intern(key: tuple, parent: int, cls: int) -> int:

@@ -26,7 +26,7 @@ class GrammarMatcher:
     ([0, 2], False)
     """
 
-    __slots__ = ("_index", "_state", "_history", "_ids")
+    __slots__ = ("_history", "_ids", "_index", "_state")
 
     def __init__(self, index: GrammarIndex, state=None):
         self._index = index
@@ -132,7 +132,7 @@ class GrammarMatcher:
             return []
         return tokenize_longest(self._index.vocabulary.trie, data)
 
-    def copy(self) -> "GrammarMatcher":
+    def copy(self) -> GrammarMatcher:
         m = GrammarMatcher(self._index, self._state)
         m._history = self._history.copy()
         m._ids = self._ids

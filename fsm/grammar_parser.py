@@ -12,6 +12,9 @@ import threading
 from .grammar_lark import ParseTable
 
 
+_MAX_MEMO = 1 << 21  # interned stacks before the memo tables are dropped
+
+
 class Truncated(Exception):
     """A computation on a truncated stack needed a state below the cut."""
 
@@ -55,9 +58,9 @@ class LRParser:
             self._shift_bits.append(shift)
             self._reductions.append(sorted(by_rule.items()))
         self._reduced: dict[tuple[int, int], int] = {}
+        self._truncs: dict[tuple[int, int], int] = {}
         # Truncated stacks hang off this sentinel; reading it means the cut was too shallow.
         self.cut = self._push(-1, -1)
-        self._truncs: dict[tuple[int, int], int] = {}
 
     # -- stacks -------------------------------------------------------------------------------
     def _push(self, node: int, state: int) -> int:
@@ -71,7 +74,19 @@ class LRParser:
                     self._parent.append(node)
                     self._state.append(state)
                     self._intern[key] = nid
+                    if len(self._intern) > _MAX_MEMO:
+                        self._forget()
         return nid
+
+    def _forget(self) -> None:
+        """Drop the memo tables (not the nodes: live matchers hold their ids). Equal stacks may then
+        get new ids, which only costs cache misses; it bounds memory on long-running servers."""
+        self._intern = {(-1, -1): self.cut} if hasattr(self, "cut") else {}
+        self._feed.clear()
+        self._end.clear()
+        self._acc.clear()
+        self._reduced.clear()
+        self._truncs.clear()
 
     def top(self, node: int) -> int:
         """LR state on top of stack ``node``."""

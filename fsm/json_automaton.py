@@ -37,7 +37,9 @@ from .json_ast import (
     alt,
     cls,
     encoded_char,
+    intersect,
     rep,
+    subtract,
     seq,
     EMPTY,
     NEVER,
@@ -52,6 +54,9 @@ def utf8_sequences(lo: int, hi: int):
     return _utf8_sequences(lo, hi)
 
 Edge = tuple[int, int, int]  # (lo, hi, target)
+_MUST_ESCAPE = ((0x00, 0x1F), (0x22, 0x22), (0x5C, 0x5C))
+_HEX = ((0x30, 0x39), (0x41, 0x46), (0x61, 0x66))
+_HEX_NOT_D = ((0x30, 0x39), (0x41, 0x43), (0x45, 0x46), (0x61, 0x63), (0x65, 0x66))
 
 
 class CharDFA:
@@ -116,18 +121,17 @@ class NFA:
         """Add ``node`` starting at state ``s``; return its end state."""
         if isinstance(node, Lit):
             for ch in node.text:
-                if enc:
-                    s = self.build(self._encoded(((ord(ch), ord(ch)),), False), s)
+                c = ord(ch)
+                if enc and (c < 0x20 or ch in '"\\'):
+                    s = self.build(self._encoded(((c, c),), False), s)
                 else:
                     e = self.new()
-                    self.trans[s].append((ord(ch), ord(ch), e))
+                    self.trans[s].append((c, c, e))
                     s = e
             return s
         if isinstance(node, Cls):
-            if enc:
-                return self.build(self._encoded(node.ranges, full and node.ranges == ANY_CHAR), s)
             e = self.new()
-            self.trans[s].extend((a, b, e) for a, b in node.ranges)
+            self._cls_to(node.ranges, enc, full, s, e)
             return e
         if isinstance(node, Seq):
             for it in node.items:
@@ -141,6 +145,11 @@ class NFA:
         if isinstance(node, Rep):
             for _ in range(node.lo):
                 s = self.build(node.item, s, enc, full)
+            if node.hi is None and isinstance(node.item, Cls):
+                m = self.new()
+                self.eps[s].append(m)
+                self._cls_to(node.item.ranges, enc, full, m, m)
+                return m
             if node.hi is None:
                 m = self.new()  # a fresh loop head, so no loop runs back into a shared state
                 self.eps[s].append(m)
@@ -167,6 +176,31 @@ class NFA:
         if isinstance(node, Ref):
             raise SchemaError(f"rule reference {node.name!r} needs the grammar engine")
         raise TypeError(f"unknown node {node!r}")
+
+    def _cls_to(self, ranges, enc: bool, full: bool, s: int, e: int) -> None:
+        """Edges from ``s`` to ``e`` for one character of ``ranges`` (JSON-encoded when ``enc``)."""
+        if not enc:
+            self.trans[s].extend((a, b, e) for a, b in ranges)
+            return
+        raw = subtract(ranges, _MUST_ESCAPE)
+        self.trans[s].extend((a, b, e) for a, b in raw)
+        if full and ranges == ANY_CHAR:
+            # \ then a short escape, or u and four hex digits that are not a surrogate
+            esc, u1, u2, u2d, u3, u4 = (self.new() for _ in range(6))
+            self.trans[s].append((0x5C, 0x5C, esc))
+            self.trans[esc].extend((c, c, e) for c in b'"/\\bfnrt')
+            self.trans[esc].append((0x75, 0x75, u1))
+            self.trans[u1].extend((a, b, u2) for a, b in _HEX_NOT_D)
+            self.trans[u1].extend(((0x44, 0x44, u2d), (0x64, 0x64, u2d)))
+            self.trans[u2].extend((a, b, u3) for a, b in _HEX)
+            self.trans[u2d].append((0x30, 0x37, u3))
+            self.trans[u3].extend((a, b, u4) for a, b in _HEX)
+            self.trans[u4].extend((a, b, e) for a, b in _HEX)
+            return
+        special = intersect(ranges, _MUST_ESCAPE + ((0x2F, 0x2F),))
+        if special:
+            node = self._encoded(special, False)
+            self.eps[self.build(node, s)].append(e)
 
     def _encoded(self, ranges, full: bool) -> Node:
         key = (ranges, full)

@@ -29,47 +29,14 @@ class LazyByteDFA:
     """Subset construction over a byte NFA, one state at a time."""
 
     def __init__(self, trans, eps, start: int, final: int, limits: Limits | None = None):
-        from .json_automaton import utf8_sequences
-
         self.limits = limits or DEFAULT_LIMITS
-        n = len(trans)
-        btrans: list[list[tuple[int, int, int]]] = [[] for _ in range(n)]
-        beps: list[list[int]] = [list(e) for e in eps]
-        chains: dict[tuple, int] = {}
-
-        def chain(seq: tuple, t: int) -> int:
-            # the state that reads the byte ranges ``seq`` and then is at ``t``; shared per (seq, t)
-            if not seq:
-                return t
-            key = (seq, t)
-            q = chains.get(key)
-            if q is None:
-                nxt = chain(seq[1:], t)
-                q = len(btrans)
-                btrans.append([(seq[0][0], seq[0][1], nxt)])
-                beps.append([])
-                chains[key] = q
-            return q
-
-        for q in range(n):
-            out = btrans[q]
-            for lo, hi, t in trans[q]:
-                if lo < 0x80:
-                    out.append((lo, min(hi, 0x7F), t))
-                if hi >= 0x80:
-                    for seq in utf8_sequences(max(lo, 0x80), hi):
-                        out.append((seq[0][0], seq[0][1], chain(seq[1:], t)))
-        cuts = {0, 256}
-        for row in btrans:
-            for lo, hi, _ in row:
-                cuts.add(lo)
-                cuts.add(hi + 1)
-        bounds = np.array(sorted(cuts))
-        self.byte_class = (np.searchsorted(bounds, np.arange(256), side="right") - 1).astype(np.int32)
-        self.n_classes = len(bounds) - 1
-        bc = self.byte_class.tolist()
-        self._trans = [[(bc[lo], bc[hi], t) for lo, hi, t in row] for row in btrans]
-        self._eps = beps
+        # Byte edges are derived per NFA state on first use; UTF-8 continuation states are appended.
+        self._char_trans = trans
+        self._btrans: list[list[tuple[int, int, int]] | None] = [None] * len(trans)
+        self._eps: list[list[int]] = list(eps)
+        self._chains: dict[tuple, int] = {}
+        self.byte_class = np.arange(256, dtype=np.int32)
+        self.n_classes = 256
         self._final = final
         self._closures: dict[int, frozenset] = {}
         self._ids: dict[frozenset, int] = {}
@@ -80,6 +47,35 @@ class LazyByteDFA:
         self._accepting = np.zeros(cap, dtype=bool)
         self._expanded = np.zeros(cap, dtype=bool)
         self.initial = self._state_of(frozenset((start,)))
+
+    def _chain(self, seq: tuple, t: int) -> int:
+        """The byte-NFA state that reads the byte ranges ``seq`` and is then at ``t`` (shared)."""
+        if not seq:
+            return t
+        key = (seq, t)
+        q = self._chains.get(key)
+        if q is None:
+            nxt = self._chain(seq[1:], t)
+            q = len(self._btrans)
+            self._btrans.append([(seq[0][0], seq[0][1], nxt)])
+            self._eps.append([])
+            self._chains[key] = q
+        return q
+
+    def _byte_edges(self, q: int) -> list[tuple[int, int, int]]:
+        out = self._btrans[q]
+        if out is None:
+            from .json_automaton import utf8_sequences
+
+            out = []
+            for lo, hi, t in self._char_trans[q]:
+                if lo < 0x80:
+                    out.append((lo, min(hi, 0x7F), t))
+                if hi >= 0x80:
+                    for seq in utf8_sequences(max(lo, 0x80), hi):
+                        out.append((seq[0][0], seq[0][1], self._chain(seq[1:], t)))
+            self._btrans[q] = out
+        return out
 
     # -- state sets -------------------------------------------------------------------------------
     def _closure(self, q: int) -> frozenset:
@@ -137,15 +133,15 @@ class LazyByteDFA:
         """Compute the transition row of DFA state ``d``."""
         if self._expanded[d]:
             return
-        trans = self._trans
         ev = []
         for q in self._sets[d]:
-            if trans[q]:
-                ev.extend(trans[q])
-        row = self._table[d]
+            edges = self._byte_edges(q)
+            if edges:
+                ev.extend(edges)
         if len(ev) == 1:
             lo, hi, t = ev[0]
-            row[lo : hi + 1] = self._state_of(frozenset((t,)))
+            tgt = self._state_of(frozenset((t,)))  # may grow (reallocate) the table: index it after
+            self._table[d, lo : hi + 1] = tgt
         elif ev:
             ev.sort()
             bounds = sorted({e[0] for e in ev} | {e[1] + 1 for e in ev})
@@ -191,12 +187,22 @@ class LazyByteDFA:
         Then from every state an accepting path of single-byte tokens exists, so a lazily computed
         token row never leads into a token-level dead end.
         """
-        ok_class = np.zeros(self.n_classes, dtype=bool)
-        ok_class[self.byte_class[single_bytes]] = True
-        prefix = np.concatenate([[0], np.cumsum(ok_class)])
-        for row in self._trans:
-            for lo, hi, _ in row:
-                if prefix[hi + 1] == prefix[lo]:
+        ok = np.zeros(256, dtype=bool)
+        ok[single_bytes] = True
+        if not ok[0x80:0xC0].all():
+            return False  # a continuation byte that is no token: let the eager index prune
+        prefix = np.concatenate([[0], np.cumsum(ok)]).tolist()
+
+        def lead(c: int) -> int:
+            return chr(c).encode("utf-8", "surrogatepass")[0]
+
+        for edges in self._char_trans:
+            for lo, hi, _ in edges:
+                a, b = (lo, hi) if hi < 0x80 else (lo, 0x7F) if lo < 0x80 else (lead(lo), lead(hi))
+                spell = prefix[b + 1] > prefix[a]
+                if not spell and lo < 0x80 <= hi:
+                    spell = prefix[lead(hi) + 1] > prefix[lead(0x80)]
+                if not spell:
                     return False
         return True
 

@@ -105,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     src.add_argument("--schema", metavar="FILE", help="a JSON Schema file ('-' = stdin)")
     src.add_argument("--model", metavar="MODULE:CLASS", help="a pydantic model, e.g. mypkg.models:Person "
                                                              "or path/to/file.py:Person")
-    p.add_argument("--whitespace", metavar="POLICY", help="JSON whitespace policy passed to fsm.JsonSchema")
+    p.add_argument("--whitespace", metavar="POLICY", help="JSON layout: compact (default), pretty, or an indent width")
     p.add_argument("--indent", type=int, metavar="N", help="pretty-print the JSON output")
     p.add_argument("prompt", nargs="?", help="the prompt ('-' = stdin)")
 
@@ -365,6 +365,8 @@ def run(args: argparse.Namespace) -> int:
     from .generator import Generator
 
     whitespace = getattr(args, "whitespace", None)
+    if whitespace is not None and whitespace.isdigit():
+        whitespace = int(whitespace)  # an indent width
     gen = with_spinner(lambda: Generator(source, tp, whitespace=whitespace, **_options(args)),
                        "compiling the constraint", args.quiet)
     indent = getattr(args, "indent", None)

@@ -14,8 +14,9 @@ arrive. Both run the same loop:
 
 from __future__ import annotations
 
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generator, Iterator, Sequence
+from typing import Any
 
 import torch
 
@@ -316,7 +317,7 @@ class _Runner:
             try:  # forced bytes may start inside a character the model already began
                 text = forced[:cut].decode("utf-8")
                 ids = list(self.source.tokenizer.encode(text, add_special_tokens=False))
-            except Exception:  # not text, or a tokenizer that cannot encode it: use the matcher's path
+            except Exception:  # noqa: BLE001 - not text, or a tokenizer that cannot encode it: use the matcher path
                 ids = None
             if ids is not None and self.vocab.decode(ids) != forced[:cut]:
                 ids = None  # e.g. a SentencePiece dummy prefix: not the forced bytes

@@ -18,7 +18,8 @@ from typing import Any
 import fsm
 
 from .generate import Completion, generate, stream
-from .output_types import OutputType, describe, output_type
+from .output_types import OutputType, describe
+from .output_types import output_type as to_output_type
 from .results import GenerationError, InvalidOutput, Result, Truncated
 from .sampling import SamplingParams
 
@@ -124,9 +125,9 @@ class Generator:
 
     def __init__(self, model: Any = None, output_type: Any = str, *, whitespace: Any = None, **defaults: Any):
         check_options(defaults, "Generator")
-        self.source = resolve_source(model)
         self.output_type = output_type
-        self.kind: OutputType = _output_type(output_type, whitespace)
+        self.kind: OutputType = to_output_type(output_type, whitespace=whitespace)  # bad types fail before loading
+        self.source = resolve_source(model)
         self.defaults = {"max_new_tokens": DEFAULT_MAX_NEW_TOKENS, **defaults}
         self.index = fsm.compile(self.kind.spec, self.source.vocabulary) if self.kind.spec is not None else None
         self.last: Result | list[Result] | None = None
@@ -262,10 +263,6 @@ class Generator:
         ids = self._encode(text)
         done = len(ids) < max_new_tokens and (self.index is None or self._accepts(ids))
         return Completion(text, ids, "eos" if done else "length")
-
-
-def _output_type(tp: Any, whitespace: Any) -> OutputType:
-    return output_type(tp, whitespace=whitespace)
 
 
 def _loop_args(options: dict[str, Any]) -> dict[str, Any]:

@@ -8,7 +8,8 @@ newest token. This is correct under batching, sampling, beam search and padding 
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import torch
 from transformers import LogitsProcessor as _HFLogitsProcessor

@@ -8,7 +8,8 @@ dense mask is built on the host for a GPU, and rows without a constraint are nev
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import torch

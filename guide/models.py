@@ -8,9 +8,10 @@ layout (what ``torch.compile`` does on CPU) because small-batch decoding is domi
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -53,7 +54,7 @@ class Model:
         return self.vocabulary.eos_token_ids
 
     @classmethod
-    def from_hf(cls, hf: Any, tokenizer: Any, *, pack_weights: bool | None = None, name: str = "") -> "Model":
+    def from_hf(cls, hf: Any, tokenizer: Any, *, pack_weights: bool | None = None, name: str = "") -> Model:
         """Wrap an already loaded HF causal LM and its tokenizer (vocabularies are checked).
 
         >>> model = Model.from_hf(AutoModelForCausalLM.from_pretrained(d), AutoTokenizer.from_pretrained(d))  # doctest: +SKIP

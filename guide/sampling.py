@@ -13,8 +13,9 @@ Defaults: ``temperature=None`` means greedy unless some sampling parameter (``to
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
-from typing import Any, Sequence
+from typing import Any
 
 import torch
 
@@ -188,7 +189,7 @@ class Sampler:
             p.validate(f"row {r}", vocab_size)
         seeds = list(seeds) if seeds is not None else [None] * n
         self.rows = list(range(n))  # original row of each compact position, for error messages
-        f32 = dict(dtype=torch.float32, device=device)
+        f32 = {"dtype": torch.float32, "device": device}
         temps = [p.effective_temperature for p in params]
         self.greedy = torch.tensor([t == 0 for t in temps], device=device)
         self.temperature = torch.tensor([t if t > 0 else 1.0 for t in temps], **f32)[:, None]

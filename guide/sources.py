@@ -25,7 +25,8 @@ forwarding to each model's session and combining the logits row by row.
 
 from __future__ import annotations
 
-from typing import Any, Protocol, Sequence, runtime_checkable
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
 
 import torch
 
@@ -80,7 +81,7 @@ class ModelSession:
         return int(self.next_pos.shape[0])
 
     @classmethod
-    def start(cls, hf: Any, prompts: Sequence[Sequence[int]], pad_id: int, width: int) -> tuple["ModelSession", torch.Tensor]:
+    def start(cls, hf: Any, prompts: Sequence[Sequence[int]], pad_id: int, width: int) -> tuple[ModelSession, torch.Tensor]:
         from transformers import DynamicCache
 
         device = next(hf.parameters()).device

@@ -208,7 +208,7 @@ def test_stop_string_cuts_text(model):
 
 def test_stream_matches_generate_and_is_utf8_safe(model):
     spec = fsm.Regex(r"(é|ü|日本|🙂){3,6}\.")
-    kw = dict(constraint=spec, max_new_tokens=60, temperature=1.5, seed=5)
+    kw = {"constraint": spec, "max_new_tokens": 60, "temperature": 1.5, "seed": 5}
     full = guide.generate(model, "x", **kw)[0]
     pieces = []
     gen = guide.stream(model, "x", **kw)
@@ -245,7 +245,7 @@ def test_jump_forward_uses_fewer_passes_and_canonical_tokens(model):
 
 
 def test_seeds_reproduce(model):
-    kw = dict(max_new_tokens=10, temperature=1.0, top_p=0.95)
+    kw = {"max_new_tokens": 10, "temperature": 1.0, "top_p": 0.95}
     a = guide.generate(model, ["a", "b"], seed=42, **kw)
     b = guide.generate(model, ["a", "b"], seed=42, **kw)
     c = guide.generate(model, ["a", "b"], seed=43, **kw)

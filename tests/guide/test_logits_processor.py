@@ -57,7 +57,7 @@ def test_sampling(hf, tokenizer):
 
 def test_beam_search_reorders_beams(hf, tokenizer):
     proc = guide.LogitsProcessor(fsm.Regex(PATTERN), tokenizer)
-    ids, texts = _run(hf, tokenizer, ["Animal:", "Another one:"], proc, max_new_tokens=12, do_sample=False,
+    _, texts = _run(hf, tokenizer, ["Animal:", "Another one:"], proc, max_new_tokens=12, do_sample=False,
                       num_beams=4, num_return_sequences=4)
     assert len(texts) == 8
     for t in texts:
@@ -76,7 +76,7 @@ def test_per_prompt_constraints_with_beams(hf, tokenizer):
 
 def test_free_prompt_in_list_is_untouched(hf, tokenizer):
     proc = guide.LogitsProcessor([fsm.Regex(r"(yes|no)"), None], tokenizer)
-    ids, texts = _run(hf, tokenizer, ["Q1", "Q2"], proc, max_new_tokens=5, do_sample=False)
+    _, texts = _run(hf, tokenizer, ["Q1", "Q2"], proc, max_new_tokens=5, do_sample=False)
     assert texts[0] in ("yes", "no")
     _, free = _run(hf, tokenizer, ["Q1", "Q2"], guide.LogitsProcessor([None, None], tokenizer),
                    max_new_tokens=5, do_sample=False)

@@ -114,7 +114,7 @@ def test_constrained_and_free_rows_in_one_batch(model):
 
 
 def test_seeds_reproduce(model):
-    kw = dict(max_new_tokens=16, temperature=0.9, top_k=50, seed=[1, 2])
+    kw = {"max_new_tokens": 16, "temperature": 0.9, "top_k": 50, "seed": [1, 2]}
     prompts = [model.chat("Tell me a fact."), model.chat("Tell me a joke.")]
     a = guide.generate(model, prompts, **kw)
     b = guide.generate(model, prompts, **kw)
