@@ -234,7 +234,7 @@ ANY_CHAR: Ranges = normalize_ranges([(0, MAX_CP)])
 # Regex text (Python `re` syntax that interegular also parses: no \u escapes, no anchors).
 
 _SPECIAL = set(".^$*+?{}[]\\|()/")
-_CLASS_SPECIAL = set("\\]^-[")
+_CLASS_SPECIAL = set("\\]^-[/")
 
 
 def _char(c: int, in_class: bool) -> str:

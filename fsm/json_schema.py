@@ -48,6 +48,7 @@ from .json_ast import (
     Members,
     Minus,
     Node,
+    Ref,
     alt,
     lit,
     opt,
@@ -167,6 +168,9 @@ class _Translator:
         self.resources[_ROOT_URI] = (root, "")
         self._index(root, "", root_base)
         self._validator_cls = None
+        self.grammar = False  # grammar mode: every pure $ref is a rule, {} is the json_value rule
+        self.rules: dict[str, Node] = {}
+        self.rule_names: dict[str, str] = {}
 
     # -- resources and refs -----------------------------------------------------------------------
     def _index(self, s: Any, ptr: str, base: str) -> None:
@@ -270,6 +274,11 @@ class _Translator:
     def value(self, locs: list[_Loc], depth: int) -> Node:
         """The language of JSON values valid against every schema in ``locs``."""
         self.tick()
+        if self.grammar and len(locs) == 1:
+            ref = _pure_ref(locs[0].schema, self.draft)
+            if ref is not None:
+                target, key = self.resolve(ref, locs[0])
+                return Ref(self.rule(key, target))
         flat: list[_Loc] = []
         pushed = 0
         try:
@@ -306,6 +315,10 @@ class _Translator:
         if "$ref" in s:
             target, key = self.resolve(s["$ref"], loc)
             if key in self.active or key in seen:
+                if self.grammar:
+                    raise UnsupportedSchema(
+                        f"recursive $ref {s['$ref']!r} at {loc.ptr or '/'} is combined with other keywords; "
+                        "only a $ref standing alone can recurse", "$ref", loc.ptr + "/$ref")
                 raise NeedsGrammar(f"recursive $ref {s['$ref']!r}", loc.ptr + "/$ref")
             seen.add(key)
             self.active.append(key)
@@ -578,9 +591,20 @@ class _Translator:
             return None
         return types or None
 
+    def rule(self, key: str, target: _Loc) -> str:
+        """The grammar rule for a $ref target (translated once; recursion refers back by name)."""
+        name = self.rule_names.get(key)
+        if name is None:
+            name = self.rule_names[key] = f"d{len(self.rule_names)}"
+            self.rules[name] = NEVER
+            self.rules[name] = self.value([target], 0)
+        return name
+
     def any_value(self, depth: int, loc: _Loc) -> Node:
         """Any JSON value: bounded only on request, else the grammar engine is needed."""
         limit = self.opts.any_value_depth
+        if self.grammar and limit is None:
+            return Ref("json_value")
         if limit is None:
             raise NeedsGrammar("an unconstrained JSON value ({} or true)", loc.ptr)
         return self._any(depth, limit)
@@ -1124,6 +1148,19 @@ def _quick_valid(v: Any, flat: list[_Loc]) -> bool | None:
     return True
 
 
+_REF_SIBLINGS_OK = {"$ref", "title", "description", "$comment", "default", "examples", "example", "readOnly",
+                    "writeOnly", "deprecated"}
+
+
+def _pure_ref(s: Any, draft: int) -> str | None:
+    """The $ref of a schema that is nothing but a reference (siblings are annotations, or ignored)."""
+    if not isinstance(s, dict) or "$ref" not in s:
+        return None
+    if draft <= 7 or set(s) <= _REF_SIBLINGS_OK:
+        return s["$ref"]
+    return None
+
+
 def _canon(v: Any) -> str:
     """A hashable identity for JSON values where 1 == 1.0 but True != 1 (as validators compare)."""
     if isinstance(v, bool) or v is None:
@@ -1290,7 +1327,7 @@ class JsonSchema:
                 raise UnsupportedSchema(
                     f"this schema is not regular ({ng}) and the grammar engine is not available", "$ref",
                     ng.pointer) from None
-            return Grammar(self.to_grammar())._build(vocab, limits)
+            return Grammar(self.to_grammar(limits))._build(vocab, limits)
         from .json_automaton import node_nfa
         from .json_dfa import LazyByteDFA
         from .json_index import LazyJsonIndex
@@ -1302,9 +1339,34 @@ class JsonSchema:
 
         return RegexIndex(lazy.materialize(), vocab, fingerprint=self.fingerprint, limits=limits)
 
-    def to_grammar(self) -> str:
-        """Lark grammar text for recursive schemas."""
-        raise UnsupportedSchema("JSON schema to grammar is not available yet", "$ref", "")
+    def to_grammar(self, limits: Limits | None = None) -> str:
+        """Lark grammar text (compact JSON, no ``%ignore``): for recursive schemas and ``{}`` values.
+
+        Every ``$ref`` becomes a rule, unconstrained values the ``json_value`` rule; the regular parts
+        between them become single regex terminals.
+
+        >>> print(JsonSchema({"type": "array", "items": {"$ref": "#"}}).to_grammar())
+        start: d0
+        d0: "[" [d0 ("," d0)*] "]"
+        """
+        if self._indent is not None:
+            raise UnsupportedSchema("recursive schemas and {} values support whitespace='compact' only",
+                                    "whitespace", "")
+        t = _Translator(self.schema, self, limits or DEFAULT_LIMITS)
+        t.grammar = True
+        try:
+            root = t.value([_Loc(self.schema, "", t.root_base)], 0)
+        except SpecTooComplex as exc:
+            if isinstance(exc, SchemaTooComplex):
+                raise
+            raise SchemaTooComplex(str(exc), budget=exc.budget, limit=exc.limit) from None
+        except RecursionError:
+            raise SchemaTooComplex("the schema is nested too deeply to translate", budget="recursion") from None
+        if root == NEVER:
+            raise SchemaError("the schema admits no JSON document at all (its constraints contradict each other)")
+        from .json_lark import to_lark
+
+        return to_lark(root, t.rules, self.max_string_length)
 
     def __repr__(self) -> str:
         text = json.dumps(self.schema, ensure_ascii=False)

@@ -24,7 +24,7 @@ PERSON = {
 def guide_cli(*args: str, stdin: str | None = None, timeout: int = 300) -> subprocess.CompletedProcess:
     env = {**os.environ, "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
     return subprocess.run([sys.executable, "-m", "guide.cli", *args], input=stdin, capture_output=True,
-                          text=True, timeout=timeout, cwd=ROOT, env=env)
+                          text=True, timeout=timeout, cwd=ROOT, env=env, check=False)
 
 
 def assert_clean_error(proc: subprocess.CompletedProcess, code: int, *words: str) -> None:

@@ -57,7 +57,7 @@ def test_literal_strings_are_a_plain_text_choice():
 
 
 def test_literal_mixed_values_parse_back_to_their_types():
-    kind = output_type(Literal["a", 1, True, None])
+    kind = output_type(Literal["a", 1, True, None])  # noqa: PYI061 - None as a literal value
     assert kind.spec.options == ("a", "1", "true", "null")
     assert kind.parse("1") == 1 and type(kind.parse("1")) is int
     assert kind.parse("true") is True
@@ -143,8 +143,8 @@ def test_fsm_json_schema_spec_is_validated_too():
     [
         (list[int], "[1,2]", [1, 2]),
         (dict[str, int], '{"a":1}', {"a": 1}),
-        (Union[int, str], '"x"', "x"),
-        (Optional[int], "null", None),
+        (Union[int, str], '"x"', "x"),  # noqa: UP007 - typing.Union itself
+        (Optional[int], "null", None),  # noqa: UP045 - typing.Optional itself
         (Point, '{"x":1,"y":2}', Point(1, 2)),
         (Movie, '{"title":"Up","year":2009}', {"title": "Up", "year": 2009}),
     ],

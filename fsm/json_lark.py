@@ -1,0 +1,246 @@
+"""Write a translated JSON schema (`json_ast` tree with ``Ref`` nodes) as a Lark grammar.
+
+Only the parts that need a grammar are grammar: every maximal run of regular pieces between
+references becomes one regex terminal (so ambiguity inside it is the DFA's business, not LALR's),
+``Members`` becomes one rule per position (the separator fused into the next key's terminal so one
+token of lookahead decides), and ``json_value`` is compact JSON. No ``%ignore``: the layout is
+exactly the compact one the regular path generates.
+
+>>> from fsm.json_ast import lit, seq, Ref
+>>> print(to_lark(seq(lit("["), Ref("d0"), lit("]")), {"d0": lit("1")}))
+start: "[" d0 "]"
+d0: "1"
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from .json_ast import (
+    ANY_CHAR,
+    EMPTY,
+    NEVER,
+    Alt,
+    And,
+    Auto,
+    Cls,
+    Enc,
+    Lit,
+    Members,
+    Minus,
+    Node,
+    Ref,
+    Rep,
+    Seq,
+    alt,
+    lit,
+    rep,
+    seq,
+    to_regex,
+)
+from .json_numbers import Bounds, number_node
+
+
+def _has_ref(node: Node, memo: dict) -> bool:
+    r = memo.get(node)
+    if r is None:
+        if isinstance(node, Ref):
+            r = True
+        elif isinstance(node, (Seq, Alt)):
+            r = any(_has_ref(i, memo) for i in node.items)
+        elif isinstance(node, Rep):
+            r = _has_ref(node.item, memo)
+        elif isinstance(node, Members):
+            r = any(_has_ref(i[0], memo) for i in node.items) or _has_ref(node.sep, memo)
+        else:
+            r = False
+        memo[node] = r
+    return r
+
+
+def nullable(node: Node) -> bool:
+    """True when the empty string is in the (reference-free) language."""
+    if isinstance(node, (Lit, Cls)):
+        return isinstance(node, Lit) and node.text == ""
+    if isinstance(node, Seq):
+        return all(nullable(i) for i in node.items)
+    if isinstance(node, Alt):
+        return any(nullable(i) for i in node.items)
+    if isinstance(node, Rep):
+        return node.lo == 0 or nullable(node.item)
+    if isinstance(node, Members):
+        return node.min_count == 0 and all(lo == 0 or nullable(n) for n, lo, _ in node.items)
+    if isinstance(node, Enc):
+        return nullable(node.item)
+    if isinstance(node, And):
+        return all(nullable(i) for i in node.items)
+    if isinstance(node, Minus):
+        return nullable(node.item) and "" not in node.words
+    if isinstance(node, Auto):
+        return bool(node.accepting[0])
+    return False
+
+
+def nonempty(node: Node) -> Node:
+    """The language without the empty string (reference-free nodes)."""
+    if not nullable(node):
+        return node
+    if node == EMPTY:
+        return NEVER
+    if isinstance(node, Alt):
+        return alt(*[nonempty(i) for i in node.items if i != EMPTY])
+    if isinstance(node, Rep) and not nullable(node.item):
+        return rep(node.item, max(node.lo, 1), node.hi)
+    if isinstance(node, Seq) and len(node.items) >= 2:
+        head, tail = node.items[0], seq(*node.items[1:])
+        return alt(seq(nonempty(head), tail), nonempty(tail))
+    if isinstance(node, Members) and all(not nullable(n) for n, _, _ in node.items):
+        return Members(node.items, node.sep, max(node.min_count, 1), node.max_count)
+    return Minus(node, frozenset({""}))
+
+
+_PLAIN = re.compile(r"[ !#-\[\]-~]+")  # printable ASCII without quote and backslash
+
+
+class _Writer:
+    def __init__(self):
+        self.memo: dict = {}
+        self.extra: list[str] = []
+        self.n_members = 0
+        self.need_json = False
+
+    def term(self, node: Node) -> str:
+        """A terminal for a non-empty, reference-free language."""
+        if isinstance(node, Lit) and _PLAIN.fullmatch(node.text):
+            return json.dumps(node.text)
+        return "/" + to_regex(node) + "/"
+
+    def maybe_term(self, node: Node) -> str:
+        if node == EMPTY:
+            return ""
+        if node == NEVER:
+            raise ValueError("empty language inside a grammar")
+        if nullable(node):
+            ne = nonempty(node)
+            return "" if ne == NEVER else "[" + self.term(ne) + "]"
+        return self.term(node)
+
+    def expr(self, node: Node) -> str:
+        if not _has_ref(node, self.memo):
+            return self.maybe_term(node)
+        if isinstance(node, Ref):
+            if node.name == "json_value":
+                self.need_json = True
+            return node.name
+        if isinstance(node, Seq):
+            parts: list[str] = []
+            run: list[Node] = []
+            for it in node.items:
+                if _has_ref(it, self.memo):
+                    if run:
+                        parts.append(self.maybe_term(seq(*run)))
+                        run = []
+                    parts.append(self.group(it))
+                else:
+                    run.append(it)
+            if run:
+                parts.append(self.maybe_term(seq(*run)))
+            return " ".join(p for p in parts if p)
+        if isinstance(node, Alt):
+            plain = [i for i in node.items if not _has_ref(i, self.memo)]
+            alts = [self.expr(i) for i in node.items if _has_ref(i, self.memo)]
+            optional = False
+            if plain:
+                merged = alt(*plain)
+                if nullable(merged):
+                    optional = True
+                    merged = nonempty(merged)
+                if merged != NEVER:
+                    alts.append(self.term(merged))
+            alts = [a if a else "" for a in alts]
+            if any(a == "" for a in alts):
+                optional = True
+                alts = [a for a in alts if a]
+            body = " | ".join(alts)
+            return f"[{body}]" if optional else f"({body})"
+        if isinstance(node, Rep):
+            inner = self.group(node.item)
+            if node.hi is None:
+                if node.lo == 0:
+                    return f"{inner}*"
+                if node.lo == 1:
+                    return f"{inner}+"
+                return f"{inner}~{node.lo} {inner}*"
+            if node.lo == node.hi:
+                return f"{inner}~{node.lo}"
+            if node.lo == 0:
+                return f"[{inner}~1..{node.hi}]"
+            return f"{inner}~{node.lo}..{node.hi}"
+        if isinstance(node, Members):
+            return self.members(node)
+        raise ValueError(f"{type(node).__name__} cannot hold a grammar reference")
+
+    def group(self, node: Node) -> str:
+        text = self.expr(node)
+        if isinstance(node, (Ref, Lit, Cls)) or (text.startswith("(") and text.endswith(")")) or " " not in text:
+            return text if text else '""'
+        return f"({text})"
+
+    def members(self, m: Members) -> str:
+        """One rule per (item, occurrences, count, started) state, as the automaton has."""
+        self.n_members += 1
+        tag = f"m{self.n_members}"
+        items, n = m.items, len(m.items)
+        sat = (m.max_count + 1) if m.max_count is not None else m.min_count
+        names: dict[tuple, str] = {}
+        todo: list[tuple] = []
+
+        def name(key: tuple) -> str:
+            r = names.get(key)
+            if r is None:
+                r = names[key] = f"{tag}_{len(names)}"
+                todo.append(key)
+            return r
+
+        start = name((0, 0, 0, False))
+        while todo:
+            key = todo.pop()
+            i, k, c, started = key
+            prods: list[str] = []
+            if i == n:
+                if c >= m.min_count and (m.max_count is None or c <= m.max_count):
+                    prods.append("")
+            else:
+                node, lo, hi = items[i]
+                if k >= lo:
+                    prods.append(name((i + 1, 0, c, started)))
+                c2 = min(c + 1, sat)
+                if not (hi is not None and k >= hi) and not (m.max_count is not None and c2 > m.max_count):
+                    k2 = min(k + 1, lo) if hi is None else k + 1
+                    one = seq(m.sep, node) if started else node
+                    prods.append((self.expr(one) + " " + name((i, k2, c2, True))).strip())
+            self.extra.append(f"{names[key]}: " + " | ".join(prods) if prods else f"{names[key]}: /(?!)/")
+        return start
+
+
+_JSON_RULES = """\
+json_value: json_object | json_array | {scalar}
+json_object: "{{" [json_pair ("," json_pair)*] "}}"
+json_pair: {key} json_value
+json_array: "[" [json_value ("," json_value)*] "]"
+"""
+
+
+def to_lark(root: Node, rules: dict[str, Node], max_string_length: int | None = None) -> str:
+    """Lark text: ``start`` is ``root``; each rule of ``rules`` is a ``$ref`` target."""
+    w = _Writer()
+    lines = [f"start: {w.expr(root) or chr(34) * 2}"]
+    for name, node in rules.items():
+        lines.append(f"{name}: {w.expr(node) or chr(34) * 2}")
+    lines.extend(w.extra)
+    if w.need_json:
+        string = seq(lit('"'), Enc(rep(Cls(ANY_CHAR), 0, max_string_length), True), lit('"'))
+        scalar = alt(lit("null"), lit("true"), lit("false"), number_node(Bounds()), string)
+        lines.append(_JSON_RULES.format(scalar=w.term(scalar), key=w.term(seq(string, lit(":")))).rstrip())
+    return "\n".join(lines) + "\n"
