@@ -151,7 +151,7 @@ def main() -> None:
                     help="skip the zero-shot judge (the base model asked)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--speed-tokens", type=int, default=32)
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--threads", type=int, default=1,
                     help="torch threads (1 by default: on a shared 2-core machine more threads spin and stall)")
     args = ap.parse_args()

@@ -11,7 +11,6 @@ import threading
 
 from .grammar_lark import ParseTable
 
-
 _MAX_MEMO = 1 << 21  # interned stacks before the memo tables are dropped
 
 

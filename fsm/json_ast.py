@@ -100,6 +100,13 @@ class Auto(Node):
 
 
 @dataclass(frozen=True)
+class Val(Node):
+    """Marks one whole JSON value (grammar output keeps it one terminal when it is regular)."""
+
+    item: Node
+
+
+@dataclass(frozen=True)
 class Ref(Node):
     """A named rule (grammar output only)."""
 
@@ -322,6 +329,8 @@ def to_regex(node: Node) -> str:
             return go(members_to_plain(n))
         if isinstance(n, Enc):
             return go(encode_node(n))
+        if isinstance(n, Val):
+            return go(n.item)
         if isinstance(n, (And, Minus, Auto)):
             from .json_automaton import as_plain
 

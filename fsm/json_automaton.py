@@ -34,6 +34,7 @@ from .json_ast import (
     Ref,
     Rep,
     Seq,
+    Val,
     alt,
     cls,
     encoded_char,
@@ -163,6 +164,8 @@ class NFA:
             return e
         if isinstance(node, Members):
             return self._members(node, s, enc, full)
+        if isinstance(node, Val):
+            return self.build(node.item, s, enc, full)
         if isinstance(node, Enc):
             return self.build(node.item, s, True, node.full)
         if isinstance(node, Auto):

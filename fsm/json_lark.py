@@ -33,6 +33,7 @@ from .json_ast import (
     Ref,
     Rep,
     Seq,
+    Val,
     alt,
     lit,
     rep,
@@ -49,7 +50,7 @@ def _has_ref(node: Node, memo: dict) -> bool:
             r = True
         elif isinstance(node, (Seq, Alt)):
             r = any(_has_ref(i, memo) for i in node.items)
-        elif isinstance(node, Rep):
+        elif isinstance(node, (Rep, Val)):
             r = _has_ref(node.item, memo)
         elif isinstance(node, Members):
             r = any(_has_ref(i[0], memo) for i in node.items) or _has_ref(node.sep, memo)
@@ -71,7 +72,7 @@ def nullable(node: Node) -> bool:
         return node.lo == 0 or nullable(node.item)
     if isinstance(node, Members):
         return node.min_count == 0 and all(lo == 0 or nullable(n) for n, lo, _ in node.items)
-    if isinstance(node, Enc):
+    if isinstance(node, (Enc, Val)):
         return nullable(node.item)
     if isinstance(node, And):
         return all(nullable(i) for i in node.items)
@@ -133,36 +134,29 @@ class _Writer:
             if node.name == "json_value":
                 self.need_json = True
             return node.name
+        if isinstance(node, Val):
+            return self.expr(node.item)
         if isinstance(node, Seq):
-            parts: list[str] = []
-            run: list[Node] = []
-            for it in node.items:
-                if _has_ref(it, self.memo):
-                    if run:
-                        parts.append(self.maybe_term(seq(*run)))
-                        run = []
-                    parts.append(self.group(it))
-                else:
-                    run.append(it)
-            if run:
-                parts.append(self.maybe_term(seq(*run)))
-            return " ".join(p for p in parts if p)
+            return self.tokens(node.items)
         if isinstance(node, Alt):
-            plain = [i for i in node.items if not _has_ref(i, self.memo)]
+            whole = [i for i in node.items if not _has_ref(i, self.memo) and not isinstance(i, (Lit, Seq))]
             alts = [self.expr(i) for i in node.items if _has_ref(i, self.memo)]
+            alts += [self.tokens(i.items if isinstance(i, Seq) else (i,)) for i in node.items
+                     if not _has_ref(i, self.memo) and isinstance(i, (Lit, Seq))]
             optional = False
-            if plain:
-                merged = alt(*plain)
+            if whole:
+                merged = alt(*[i.item if isinstance(i, Val) else i for i in whole])
                 if nullable(merged):
                     optional = True
                     merged = nonempty(merged)
                 if merged != NEVER:
                     alts.append(self.term(merged))
-            alts = [a if a else "" for a in alts]
             if any(a == "" for a in alts):
                 optional = True
                 alts = [a for a in alts if a]
-            body = " | ".join(alts)
+            body = " | ".join(dict.fromkeys(alts))
+            if not body:
+                return ""
             return f"[{body}]" if optional else f"({body})"
         if isinstance(node, Rep):
             inner = self.group(node.item)
@@ -180,6 +174,61 @@ class _Writer:
         if isinstance(node, Members):
             return self.members(node)
         raise ValueError(f"{type(node).__name__} cannot hold a grammar reference")
+
+    def tokens(self, items) -> str:
+        """A sequence cut at JSON punctuation, so no terminal starts or ends with { } [ ] or ,.
+
+        Whole regular values stay one terminal each; keys and strings stay whole.
+        """
+        parts: list[str] = []
+        seg: list[Node] = []
+        state = {"string": False, "esc": False}
+
+        def flush() -> None:
+            if seg:
+                t = self.maybe_term(seq(*seg))
+                if t:
+                    parts.append(t)
+                seg.clear()
+
+        for it in items:
+            if isinstance(it, Val) and not _has_ref(it, self.memo):
+                flush()
+                t = self.maybe_term(it.item)
+                if t:
+                    parts.append(t)
+            elif _has_ref(it, self.memo):
+                flush()
+                t = self.group(it)
+                if t:
+                    parts.append(t)
+            elif isinstance(it, Lit):
+                buf = ""
+                for ch in it.text:
+                    if state["string"]:
+                        buf += ch
+                        if state["esc"]:
+                            state["esc"] = False
+                        elif ch == "\\":
+                            state["esc"] = True
+                        elif ch == '"':
+                            state["string"] = False
+                    elif ch in "{}[],":
+                        if buf:
+                            seg.append(lit(buf))
+                            buf = ""
+                        flush()
+                        parts.append(json.dumps(ch))
+                    else:
+                        buf += ch
+                        if ch == '"':
+                            state["string"] = True
+                if buf:
+                    seg.append(lit(buf))
+            else:
+                seg.append(it)
+        flush()
+        return " ".join(parts)
 
     def group(self, node: Node) -> str:
         text = self.expr(node)

@@ -49,6 +49,7 @@ from .json_ast import (
     Minus,
     Node,
     Ref,
+    Val,
     alt,
     lit,
     opt,
@@ -285,15 +286,18 @@ class _Translator:
             for loc in locs:
                 pushed += self._flatten(loc, flat, set())
             if any(isinstance(f.schema, dict) and ("enum" in f.schema or "const" in f.schema) for f in flat):
-                return self._conjunction(flat, locs, depth)  # finite values: the validator decides
+                node = self._conjunction(flat, locs, depth)  # finite values: the validator decides
+                return Val(node) if self.grammar and node != NEVER else node
             for i, loc in enumerate(flat):
                 s = loc.schema
                 if not isinstance(s, dict):
                     continue
                 for kw in ("anyOf", "oneOf"):
                     if kw in s:
-                        return self._branch(flat, i, kw, locs, depth)
-            return self._conjunction(flat, locs, depth)
+                        node = self._branch(flat, i, kw, locs, depth)
+                        return Val(node) if self.grammar and node != NEVER else node
+            node = self._conjunction(flat, locs, depth)
+            return Val(node) if self.grammar and node != NEVER else node
         finally:
             for _ in range(pushed):
                 self.active.pop()
