@@ -1,38 +1,35 @@
-"""DExperts: steer the default model's reviews positive or negative with a prompted expert and
-anti-expert (the same small model behind different prefixes), while a JSON schema keeps every output
-a valid `Review`.
+"""DExperts: steer the default model positive or negative with a prompted expert and anti-expert (the
+same small model behind two different prefixes, stacked in one batch), while a regex keeps every output
+a single plain sentence.
 
     python examples/guidance_dexperts.py
 """
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
-
+import fsm
 import guide
 from guide.guidance import DExperts, Prompted
 
-
-class Review(BaseModel):
-    product: str = Field(max_length=20)
-    stars: int = Field(ge=1, le=5)
-    summary: str = Field(max_length=60)
-
-
-POSITIVE = "The following review is glowing, delighted and enthusiastic:\n"
-NEGATIVE = "The following review is furious, disappointed and bitter:\n"
+POSITIVE = "The following text is extremely positive, happy, cheerful and enthusiastic:\n"
+NEGATIVE = "The following text is extremely negative, angry, sad and pessimistic:\n"
+PROMPTS = ["The new coffee machine in our office", "The train ride home", "My first week at the new job"]
 
 
 def main() -> None:
     model = guide.load()
-    happy, angry = Prompted(model, POSITIVE), Prompted(model, NEGATIVE)
-    prompt = "Write a short product review of a coffee machine as JSON with product, stars and summary."
-    for name, source in [("base model", model),
-                         ("steered positive (alpha=+2)", DExperts(model, happy, angry, alpha=2.0)),
-                         ("steered negative (alpha=-2)", DExperts(model, happy, angry, alpha=-2.0))]:
-        review = guide.Generator(source, Review, max_new_tokens=60, temperature=0.7, seed=1)(prompt)
-        assert isinstance(review, Review)  # the schema holds whatever the steering does
-        print(f"{name:<28} {review!r}")
+    happy, gloomy = Prompted(model, POSITIVE), Prompted(model, NEGATIVE)
+    sentence = fsm.Regex(r" [a-zA-Z ,']{20,80}\.")
+    for name, source in [
+        ("base model", model),
+        ("steered positive (alpha=+2)", DExperts(model, happy, gloomy, alpha=2.0)),
+        ("steered negative (alpha=-2)", DExperts(model, happy, gloomy, alpha=-2.0)),
+    ]:
+        print(f"-- {name}")
+        for prompt, out in zip(
+            PROMPTS, guide.generate(source, PROMPTS, constraint=sentence, max_new_tokens=25)
+        ):
+            print(f"   {prompt}{out.text}")
 
 
 if __name__ == "__main__":

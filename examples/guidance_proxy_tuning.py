@@ -3,9 +3,10 @@ Each participant formats the prompt its own way: the expert gets the chat templa
 anti-expert get the raw text; only the generated tokens are shared.
 
 With one small model available, the "tuned expert" here is the instruct model behind its chat template
-and the "untuned" ones are the same weights on raw text. With real checkpoints pass a large base and a
-small tuned / untuned pair of the same tokenizer:
-``ProxyTuning(guide.load("big-base"), Prompted(guide.load("small-chat"), chat=True), guide.load("small-base"))``.
+and the "untuned" ones are the same weights on raw text, so the shift is from text continuation toward
+answering. With real checkpoints pass a large base and a small tuned / untuned pair of one tokenizer:
+``ProxyTuning(guide.load("big-base"), Prompted(guide.load("small-chat"), chat=True),
+guide.load("small-base"))``.
 
     python examples/guidance_proxy_tuning.py
 """
@@ -16,19 +17,18 @@ import fsm
 import guide
 from guide.guidance import Prompted, ProxyTuning
 
-QUESTIONS = ["Q: Is the Pacific larger than the Atlantic ocean?\nA:",
-             "Q: Can penguins fly?\nA:",
-             "Q: Is water made of hydrogen and oxygen?\nA:"]
+QUESTIONS = ["Give three tips for sleeping better.", "List three uses of a paperclip."]
 
 
 def main() -> None:
     model = guide.load()
     source = ProxyTuning(model, Prompted(model, chat=True), model, alpha=1.0)
-    answer = fsm.Regex(r" (Yes|No)\. [A-Z][a-z ,']{10,60}\.")  # the answer format, enforced
+    numbered = fsm.Regex(
+        r"\n1\. [A-Z][^\n]{5,80}\n2\. [A-Z][^\n]{5,80}\n3\. [A-Z][^\n]{5,80}"
+    )  # the format, enforced
     for name, src in [("raw base", model), ("proxy-tuned", source)]:
-        outs = guide.generate(src, QUESTIONS, constraint=answer, max_new_tokens=30)
-        for q, o in zip(QUESTIONS, outs):
-            print(f"{name:<12} {q.splitlines()[0]!r:<52} ->{o.text}")
+        for q, o in zip(QUESTIONS, guide.generate(src, QUESTIONS, constraint=numbered, max_new_tokens=75)):
+            print(f"-- {name}: {q}{o.text}")
 
 
 if __name__ == "__main__":

@@ -129,6 +129,10 @@ class _Writer:
 
     def expr(self, node: Node) -> str:
         if not _has_ref(node, self.memo):
+            if isinstance(node, Val):
+                return self.maybe_term(node.item)
+            if isinstance(node, (Lit, Seq)):
+                return self.tokens(node.items if isinstance(node, Seq) else (node,))
             return self.maybe_term(node)
         if isinstance(node, Ref):
             if node.name == "json_value":
@@ -253,23 +257,48 @@ class _Writer:
             return r
 
         start = name((0, 0, 0, False))
+        prods: dict[tuple, list[tuple[str, tuple | None]]] = {}
         while todo:
             key = todo.pop()
             i, k, c, started = key
-            prods: list[str] = []
+            out: list[tuple[str, tuple | None]] = []
             if i == n:
                 if c >= m.min_count and (m.max_count is None or c <= m.max_count):
-                    prods.append("")
+                    out.append(("", None))
             else:
                 node, lo, hi = items[i]
                 if k >= lo:
-                    prods.append(name((i + 1, 0, c, started)))
+                    nxt = (i + 1, 0, c, started)
+                    name(nxt)
+                    out.append(("", nxt))
                 c2 = min(c + 1, sat)
                 if not (hi is not None and k >= hi) and not (m.max_count is not None and c2 > m.max_count):
                     k2 = min(k + 1, lo) if hi is None else k + 1
                     one = seq(m.sep, node) if started else node
-                    prods.append((self.expr(one) + " " + name((i, k2, c2, True))).strip())
-            self.extra.append(f"{names[key]}: " + " | ".join(prods) if prods else f"{names[key]}: /(?!)/")
+                    nxt = (i, k2, c2, True)
+                    name(nxt)
+                    out.append((self.expr(one), nxt))
+            prods[key] = out
+        # keep states from which the end is reachable
+        live: set[tuple] = set()
+        changed = True
+        while changed:
+            changed = False
+            for key, out in prods.items():
+                if key not in live and any(nxt is None or nxt in live for _, nxt in out):
+                    live.add(key)
+                    changed = True
+        if (0, 0, 0, False) not in live:
+            raise ValueError("object members admit no combination")
+        for key in names:
+            if key not in live:
+                continue
+            alts = []
+            for text, nxt in prods[key]:
+                if nxt is not None and nxt not in live:
+                    continue
+                alts.append((text + " " + (names[nxt] if nxt is not None else "")).strip())
+            self.extra.append(f"{names[key]}: " + " | ".join(alts))
         return start
 
 

@@ -26,3 +26,15 @@ from .api import (
     function,
     structured,
 )
+
+# Guidance sources (DExperts, proxy-tuning, CFG, FUDGE, contrastive): see guide/guidance.py.
+from .guidance import (
+    ClassifierFreeGuidance,
+    ClassifierGuidance,
+    Contrastive,
+    DExperts,
+    GuidanceError,
+    Prompted,
+    ProxyTuning,
+    VocabularyMismatch,
+)

@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
 
@@ -134,8 +135,14 @@ class Prompted(_View):
     >>> guide.generate(happy, "My day was", max_new_tokens=8)[0].text                    # doctest: +SKIP
     """
 
-    def __init__(self, source: Any, prefix: str | Sequence[int] | None = None, *,
-                 system: str | None = None, chat: bool = False):
+    def __init__(
+        self,
+        source: Any,
+        prefix: str | Sequence[int] | None = None,
+        *,
+        system: str | None = None,
+        chat: bool = False,
+    ):
         self.source = source
         self.chat_mode = bool(chat)
         self.system = system
@@ -156,18 +163,24 @@ class Prompted(_View):
             size = source.vocabulary.size
             bad = [t for t in ids if not 0 <= t < size]
             if bad or not ids:
-                raise GuidanceError(f"Prompted: prefix token ids must be non-empty and in [0, {size}), got {bad[:5]}")
+                raise GuidanceError(
+                    f"Prompted: prefix token ids must be non-empty and in [0, {size}), got {bad[:5]}"
+                )
         elif system is not None and not chat:
             ids = list(source.encode(_render_chat(source, [{"role": "system", "content": system}], False)))
         self.prefix_ids = ids
         bos = getattr(source.tokenizer, "bos_token_id", None)
-        # A prefix that starts with BOS already opens the sequence; a second BOS would be out of place.
-        self._drop_bos = bos if ids and ids[0] == bos else None
+        # With a tokenizer that opens every encoding with BOS, the prefix already carries it and the
+        # prompt's own BOS would be a second one mid-sequence. (Where BOS is not added automatically,
+        # e.g. SmolLM2's <|im_start|>, a leading BOS in the prompt is content and stays.)
+        auto_bos = bos is not None and list(source.tokenizer("a")["input_ids"])[:1] == [bos]
+        self._drop_bos = bos if auto_bos and ids and ids[0] == bos else None
 
     def _format(self, prompt: list[int], extra: list[int]) -> tuple[list[int], list[int]]:
         if self.chat_mode:
-            text = self.source.tokenizer.decode(prompt, skip_special_tokens=False,
-                                                clean_up_tokenization_spaces=False)
+            text = self.source.tokenizer.decode(
+                prompt, skip_special_tokens=False, clean_up_tokenization_spaces=False
+            )
             messages = [{"role": "user", "content": text}]
             if self.system is not None:
                 messages.insert(0, {"role": "system", "content": self.system})
@@ -185,7 +198,7 @@ class Prompted(_View):
 
 
 class _Unconditional(_View):
-    """The CFG unconditional branch: the prompt's last token (or a fixed negative prompt) instead of the prompt."""
+    """The CFG unconditional branch: the prompt's last token (or a fixed negative prompt), not the prompt."""
 
     def __init__(self, source: Any, negative_ids: list[int] | None):
         self.source = source
@@ -239,9 +252,10 @@ def shared_width(base: fsm.Vocabulary, other: fsm.Vocabulary, role: str = "parti
             f"the {role} does not share the base's vocabulary: token id {i} is {a[i]!r} for the base and "
             f"{b[i]!r} for the {role}; guidance needs models with the same tokenizer"
         )
-    if any(t is not None for t in a[other.n_tokens:]):
+    if any(t is not None for t in a[other.n_tokens :]):
         raise VocabularyMismatch(
-            f"the base has text tokens beyond the {role}'s {other.n_tokens} tokens; the {role} cannot score them"
+            f"the base has text tokens beyond the {role}'s {other.n_tokens} tokens; "
+            f"the {role} cannot score them"
         )
     width = min(base.size, other.size)
     late = [e for e in base.eos_token_ids if e >= width]
@@ -263,8 +277,9 @@ class _Stack:
         self.n = n_rows
 
     @classmethod
-    def open(cls, participants: Sequence[Any], pairs: list[tuple[list[int], list[int]]], fuse: bool
-             ) -> tuple["_Stack", list[torch.Tensor]]:
+    def open(
+        cls, participants: Sequence[Any], pairs: list[tuple[list[int], list[int]]], fuse: bool
+    ) -> tuple[_Stack, list[torch.Tensor]]:
         order: dict[int, list[int]] = {}
         roots = []
         for i, p in enumerate(participants):
@@ -279,7 +294,7 @@ class _Stack:
             prompts = [_apply_formats(roots[i][1], *pair) for i in members for pair in pairs]
             session, logits = root.prefill(prompts)
             for j, i in enumerate(members):
-                parts[i] = logits[j * n:(j + 1) * n]
+                parts[i] = logits[j * n : (j + 1) * n]
             groups.append((session, members))
         return cls(groups, len(participants), n), parts  # type: ignore[return-value]
 
@@ -292,7 +307,7 @@ class _Stack:
             ln = None if lengths is None else (lengths.repeat(m) if m > 1 else lengths)
             logits = session.decode(t, ln)
             for j, i in enumerate(members):
-                parts[i] = logits[j * n:(j + 1) * n]
+                parts[i] = logits[j * n : (j + 1) * n]
         return parts  # type: ignore[return-value]
 
     def keep(self, rows: torch.Tensor) -> None:
@@ -346,7 +361,7 @@ class _Combination:
     def chat(self, *args: Any, **kwargs: Any) -> str:
         return self._base.chat(*args, **kwargs)
 
-    def prefill(self, prompts: Sequence[Sequence[int]]) -> tuple["GuidedSession", torch.Tensor]:
+    def prefill(self, prompts: Sequence[Sequence[int]]) -> tuple[GuidedSession, torch.Tensor]:
         """Open a batch on every participant; return the session and the combined first logits.
 
         >>> session, logits = source.prefill([[1, 2, 3], [4, 5]])   # doctest: +SKIP
@@ -359,7 +374,7 @@ class _Combination:
     def _combine(self, parts: list[torch.Tensor]) -> tuple[torch.Tensor, Any]:
         raise NotImplementedError
 
-    def _rescore(self, logits: torch.Tensor, state: Any, session: "GuidedSession") -> torch.Tensor:
+    def _rescore(self, logits: torch.Tensor, state: Any, session: GuidedSession) -> torch.Tensor:
         return logits
 
 
@@ -418,7 +433,9 @@ class GuidedSession:
         logits, self.state = self.source._combine(parts)
         size = self.source.vocabulary.size
         if logits.shape[-1] < size:  # ids some participant cannot score (never text: checked) are banned
-            logits = torch.cat([logits, logits.new_full((logits.shape[0], size - logits.shape[-1]), NEG_INF)], -1)
+            logits = torch.cat(
+                [logits, logits.new_full((logits.shape[0], size - logits.shape[-1]), NEG_INF)], -1
+            )
         self.pending = self.source._needs_rescore
         return logits
 
@@ -444,7 +461,9 @@ def rescore_masked(session: Any, logits: torch.Tensor) -> torch.Tensor:
 def _check_source(src: Any, role: str) -> None:
     for attr in ("vocabulary", "tokenizer", "prefill", "encode"):
         if not hasattr(src, attr):
-            raise GuidanceError(f"the {role} must be a LogitsSource (a guide.Model, Prompted…); it has no {attr!r}")
+            raise GuidanceError(
+                f"the {role} must be a LogitsSource (a guide.Model, Prompted…); it has no {attr!r}"
+            )
 
 
 def _finite(name: str, value: float) -> float:
@@ -469,7 +488,7 @@ def nucleus_filter(logits: torch.Tensor, top_p: float) -> torch.Tensor:
     """
     if top_p >= 1:
         return logits.clone()
-    n, v = logits.shape
+    _n, v = logits.shape
     k = min(v, _NUCLEUS_PROBE)
     lse = torch.logsumexp(logits, dim=-1, keepdim=True)
     vals, idx = logits.topk(k, dim=-1)
@@ -489,19 +508,29 @@ def nucleus_filter(logits: torch.Tensor, top_p: float) -> torch.Tensor:
 
 
 class DExperts(_Combination):
-    """DExperts (Liu et al. 2021): ``z = top_p_filter(z_base, base_top_p) + alpha * (z_expert - z_antiexpert)``.
+    """DExperts (Liu et al. 2021):
+    ``z = top_p_filter(z_base, base_top_p) + alpha * (z_expert - z_antiexpert)``.
 
     The nucleus is cut from the base's distribution over the tokens the constraint allows.
     ``base_top_p=1`` disables it; negative ``alpha`` steers away from the expert; ``alpha=0`` skips the
     expert forwards (with ``base_top_p=1`` it is exactly the base).
 
     >>> model = guide.load()                                                               # doctest: +SKIP
-    >>> pos, neg = Prompted(model, "A happy review:\\n"), Prompted(model, "An angry review:\\n")  # doctest: +SKIP
+    >>> pos = Prompted(model, "A happy review:\\n")                                        # doctest: +SKIP
+    >>> neg = Prompted(model, "An angry review:\\n")                                       # doctest: +SKIP
     >>> guide.generate(DExperts(model, pos, neg, alpha=2.0), "The food", max_new_tokens=10)  # doctest: +SKIP
     """
 
-    def __init__(self, base: Any, expert: Any, antiexpert: Any, alpha: float = 2.0, base_top_p: float = 0.9,
-                 *, fuse: bool = True):
+    def __init__(
+        self,
+        base: Any,
+        expert: Any,
+        antiexpert: Any,
+        alpha: float = 2.0,
+        base_top_p: float = 0.9,
+        *,
+        fuse: bool = True,
+    ):
         super().__init__(base, {"expert": expert, "antiexpert": antiexpert}, fuse)
         self.expert, self.antiexpert = expert, antiexpert
         self.alpha = _finite("alpha", alpha)
@@ -559,8 +588,14 @@ class ClassifierFreeGuidance(_Combination):
     >>> guide.generate(cfg, "Write about the sea:", max_new_tokens=12)      # doctest: +SKIP
     """
 
-    def __init__(self, model: Any, negative_prompt: str | Sequence[int] | None = None, scale: float = 1.5,
-                 *, fuse: bool = True):
+    def __init__(
+        self,
+        model: Any,
+        negative_prompt: str | Sequence[int] | None = None,
+        scale: float = 1.5,
+        *,
+        fuse: bool = True,
+    ):
         super().__init__(model, {}, fuse)
         self.model = model
         self.scale = _finite("scale", scale)
@@ -592,7 +627,9 @@ class Contrastive(_Combination):
     >>> Contrastive(guide.load("big"), guide.load("small"), alpha=0.1)   # doctest: +SKIP
     """
 
-    def __init__(self, expert: Any, amateur: Any, alpha: float = 0.1, beta: float = 1.0, *, fuse: bool = True):
+    def __init__(
+        self, expert: Any, amateur: Any, alpha: float = 0.1, beta: float = 1.0, *, fuse: bool = True
+    ):
         super().__init__(expert, {"amateur": amateur}, fuse)
         self.expert, self.amateur = expert, amateur
         self.alpha = _finite("alpha", alpha)
@@ -635,9 +672,18 @@ class ClassifierGuidance(_Combination):
 
     _tracks_ids = True
 
-    def __init__(self, model: Any, classifier: Any, weight: float = 1.0, top_k: int = 20, *,
-                 label: str | int | None = None, tokenizer: Any = None, input: str = "text",
-                 include_prompt: bool = False):
+    def __init__(
+        self,
+        model: Any,
+        classifier: Any,
+        weight: float = 1.0,
+        top_k: int = 20,
+        *,
+        label: str | int | None = None,
+        tokenizer: Any = None,
+        input: str = "text",
+        include_prompt: bool = False,
+    ):
         super().__init__(model, {}, True)
         self.model = model
         self.weight = _finite("weight", weight)
@@ -672,8 +718,9 @@ class ClassifierGuidance(_Combination):
         return torch.full_like(logits, NEG_INF).scatter_(1, idx, total)
 
 
-def _as_classifier(classifier: Any, label: str | int | None, tokenizer: Any, input: str,
-                   vocab: fsm.Vocabulary) -> Callable[[list[list[int]]], torch.Tensor]:
+def _as_classifier(
+    classifier: Any, label: str | int | None, tokenizer: Any, input: str, vocab: fsm.Vocabulary
+) -> Callable[[list[list[int]]], torch.Tensor]:
     """A function from token-id sequences to a float tensor of log P(attr | sequence)."""
     config = getattr(classifier, "config", None)
     if isinstance(classifier, torch.nn.Module) and config is not None and hasattr(config, "id2label"):
@@ -686,7 +733,9 @@ def _as_classifier(classifier: Any, label: str | int | None, tokenizer: Any, inp
 
     def run(seqs: list[list[int]]) -> torch.Tensor:
         out = classifier([to_text(s) for s in seqs] if input == "text" else seqs)
-        scores = torch.as_tensor(out.detach().cpu() if isinstance(out, torch.Tensor) else out, dtype=torch.float32)
+        scores = torch.as_tensor(
+            out.detach().cpu() if isinstance(out, torch.Tensor) else out, dtype=torch.float32
+        )
         if scores.dim() == 2 and label is not None:
             if not isinstance(label, int):
                 raise GuidanceError("label must be a column index when the classifier returns a matrix")
@@ -696,8 +745,9 @@ def _as_classifier(classifier: Any, label: str | int | None, tokenizer: Any, inp
     return run
 
 
-def _hf_classifier(model: Any, label: str | int | None, tokenizer: Any, vocab: fsm.Vocabulary
-                   ) -> Callable[[list[list[int]]], torch.Tensor]:
+def _hf_classifier(
+    model: Any, label: str | int | None, tokenizer: Any, vocab: fsm.Vocabulary
+) -> Callable[[list[list[int]]], torch.Tensor]:
     config = model.config
     if label is None:
         raise GuidanceError("a Hugging Face classifier needs label= (a name in config.id2label or an index)")
@@ -718,7 +768,9 @@ def _hf_classifier(model: Any, label: str | int | None, tokenizer: Any, vocab: f
         if pad is None:
             raise GuidanceError("the classifier's config has no pad_token_id; set it, or pass its tokenizer=")
         if int(getattr(config, "vocab_size", vocab.n_tokens)) < vocab.n_tokens:
-            raise GuidanceError("the classifier's vocabulary is smaller than the generator's; pass its tokenizer=")
+            raise GuidanceError(
+                "the classifier's vocabulary is smaller than the generator's; pass its tokenizer="
+            )
     elif tokenizer.pad_token is None:
         raise GuidanceError("the classifier's tokenizer has no pad token; set tokenizer.pad_token first")
 

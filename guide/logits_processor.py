@@ -26,7 +26,7 @@ class LogitsProcessor(_HFLogitsProcessor):
 
     ``constraint``: an fsm spec, a compiled index, or a list with one per prompt (None = free).
     ``eos_token_ids`` adds EOS ids beyond the tokenizer's (e.g. the generation config's).
-    Use a fresh processor per ``generate`` call, or the same one: it resets when the input shrinks.
+    Use a fresh processor per ``generate`` call, or the same one: it resets when a new prompt batch arrives.
 
     >>> proc = guide.LogitsProcessor(fsm.Regex(r"\\d{3}"), tokenizer)              # doctest: +SKIP
     >>> out = hf_model.generate(**enc, logits_processor=[proc], max_new_tokens=5)   # doctest: +SKIP
@@ -45,12 +45,15 @@ class LogitsProcessor(_HFLogitsProcessor):
         self._batch = 0
         self._states: dict[tuple, Any] = {}
         self._masks: MaskBuffer | None = None
+        self._prompt = torch.zeros((0, 0), dtype=torch.long)
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.Tensor) -> torch.Tensor:
         n_rows, length = input_ids.shape
         width = scores.shape[-1]
-        if length != self._last_len + 1 or n_rows != self._batch or width != self._width:
+        fresh = length != self._last_len + 1 or n_rows != self._batch or width != self._width
+        if fresh or not torch.equal(input_ids[:, : self._prompt_len], self._prompt):
             self._start(n_rows, length, width)
+            self._prompt = input_ids.clone()
         self._last_len = length
         per_item = max(1, n_rows // len(self._indexes))
         suffixes = input_ids[:, self._prompt_len :].tolist()

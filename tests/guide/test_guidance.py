@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import math
 import re
+from typing import Literal
 
 import pytest
 import torch
+from pydantic import BaseModel, Field
 from transformers import LlamaConfig, LlamaForCausalLM, LlamaForSequenceClassification
 
 import fsm
@@ -54,9 +56,19 @@ def prompt_ids(model):
 
 def tiny_llama(vocab_size: int = 49152, seed: int = 0) -> LlamaForCausalLM:
     torch.manual_seed(seed)
-    cfg = LlamaConfig(vocab_size=vocab_size, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
-                      bos_token_id=1, eos_token_id=2, pad_token_id=2, tie_word_embeddings=True)
+    cfg = LlamaConfig(
+        vocab_size=vocab_size,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=512,
+        bos_token_id=1,
+        eos_token_id=2,
+        pad_token_id=2,
+        tie_word_embeddings=True,
+    )
     return LlamaForCausalLM(cfg).eval()
 
 
@@ -74,7 +86,9 @@ def all_logits(hf, seqs: list[list[int]], starts: list[int], counts: list[int]) 
         ids[r, : len(s)] = torch.tensor(s)
     with torch.inference_mode():
         hidden = hf.model(input_ids=ids, use_cache=False).last_hidden_state
-        return [hf.lm_head(hidden[r, starts[r] - 1: starts[r] - 1 + counts[r]]).float() for r in range(len(seqs))]
+        return [
+            hf.lm_head(hidden[r, starts[r] - 1 : starts[r] - 1 + counts[r]]).float() for r in range(len(seqs))
+        ]
 
 
 def check(participants, combine, got, matchers=None, eos=2, min_tokens=12):
@@ -86,11 +100,17 @@ def check(participants, combine, got, matchers=None, eos=2, min_tokens=12):
     n = len(got)
     for r, g in enumerate(got):
         assert len(g) >= min_tokens, (r, g)
-    logits = [all_logits(hf, [p + g for p, g in zip(prompts, got)], [len(p) for p in prompts],
-                         [len(g) for g in got]) for hf, prompts in participants]
+    logits = [
+        all_logits(
+            hf, [p + g for p, g in zip(prompts, got)], [len(p) for p in prompts], [len(g) for g in got]
+        )
+        for hf, prompts in participants
+    ]
     for t in range(max(len(g) for g in got)):
         rows = [r for r in range(n) if t < len(got[r])]
-        parts = [torch.stack([per[r][t] if r in rows else per[rows[0]][t] for r in range(n)]) for per in logits]
+        parts = [
+            torch.stack([per[r][t] if r in rows else per[rows[0]][t] for r in range(n)]) for per in logits
+        ]
         allowed = torch.ones_like(parts[0], dtype=torch.bool)
         if matchers is not None:
             for r in rows:
@@ -98,7 +118,12 @@ def check(participants, combine, got, matchers=None, eos=2, min_tokens=12):
                 allowed[r, torch.as_tensor(matchers[r].allowed_token_ids(), dtype=torch.long)] = True
         scores = combine(parts, allowed, [g[:t] for g in got])
         for r in rows:
-            want = int(scores[r].masked_fill(~allowed[r], NEG_INF).index_fill(0, torch.tensor([eos]), NEG_INF).argmax())
+            want = int(
+                scores[r]
+                .masked_fill(~allowed[r], NEG_INF)
+                .index_fill(0, torch.tensor([eos]), NEG_INF)
+                .argmax()
+            )
             assert got[r][t] == want, f"row {r} step {t}: loop {got[r][t]} != reference {want}"
             if matchers is not None:
                 matchers[r].advance(want)
@@ -147,14 +172,30 @@ class Recording:
 
 def test_prompted_formats_prefix_system_turn_and_chat(model, prompt_ids):
     tok = model.tokenizer
-    system_turn = tok.encode(tok.apply_chat_template([{"role": "system", "content": "Be brief."}], tokenize=False))
-    chat = [tok.encode(tok.apply_chat_template([{"role": "system", "content": "Be brief."},
-                                                {"role": "user", "content": t}], tokenize=False,
-                                               add_generation_prompt=True)) for t in PROMPTS]
-    cases = [(dict(prefix=POS), [tok.encode(POS) + p for p in prompt_ids]),
-             (dict(prefix=tok.encode(POS)), [tok.encode(POS) + p for p in prompt_ids]),
-             (dict(system="Be brief."), [system_turn + p for p in prompt_ids]),
-             (dict(chat=True, system="Be brief."), chat)]
+    system_turn = tok.encode(
+        tok.apply_chat_template([{"role": "system", "content": "Be brief."}], tokenize=False)
+    )
+    chat = [
+        tok.encode(
+            tok.apply_chat_template(
+                [{"role": "system", "content": "Be brief."}, {"role": "user", "content": t}],
+                tokenize=False,
+                add_generation_prompt=True,
+            )
+        )
+        for t in PROMPTS
+    ]
+    cases = [
+        ({"prefix": POS}, [tok.encode(POS) + p for p in prompt_ids]),
+        ({"prefix": tok.encode(POS)}, [tok.encode(POS) + p for p in prompt_ids]),
+        ({"system": "Be brief."}, [system_turn + p for p in prompt_ids]),
+        ({"chat": True, "system": "Be brief."}, chat),
+    ]
+    # a chat-formatted prompt starts with <|im_start|> (this tokenizer's BOS, never added on its own): kept
+    chat_prompt = model.chat("Hi")
+    rec = Recording(model)
+    guide.generate(Prompted(rec, system="Be brief."), chat_prompt, max_new_tokens=1)
+    assert rec.seen == [system_turn + tok.encode(chat_prompt)]
     for kwargs, formatted in cases:
         rec = Recording(model)
         guide.generate(Prompted(rec, **kwargs), PROMPTS, max_new_tokens=1)
@@ -170,7 +211,7 @@ def test_prompted_chat_wraps_only_the_prompt_not_forced_tokens(model):
     out = guide.generate(Prompted(rec, chat=True), "Is water wet?", constraint=spec, max_new_tokens=8)[0]
     assert re.fullmatch(spec.pattern, out.text)
     chat = model.encode(model.chat("Is water wet?"))
-    forced = rec.seen[0][len(chat):]  # jump-forward put the forced start after the assistant header
+    forced = rec.seen[0][len(chat) :]  # jump-forward put the forced start after the assistant header
     assert rec.seen[0][: len(chat)] == chat and forced and out.token_ids[: len(forced)] == forced
     assert model.decode(forced) in "Answer: "
 
@@ -183,18 +224,26 @@ def test_dexperts_fused(model, prompt_ids, plain):
     pos, neg = Prompted(model, POS), Prompted(model, NEG)
     source = DExperts(model, pos, neg, alpha=2.0, base_top_p=0.9)
     got, _ = loop_tokens(source, PROMPTS)
-    parts = [(model.hf, prompt_ids), (model.hf, [tok.encode(POS) + p for p in prompt_ids]),
-             (model.hf, [tok.encode(NEG) + p for p in prompt_ids])]
+    parts = [
+        (model.hf, prompt_ids),
+        (model.hf, [tok.encode(POS) + p for p in prompt_ids]),
+        (model.hf, [tok.encode(NEG) + p for p in prompt_ids]),
+    ]
     check(parts, lambda z, a, g: nucleus_ref(z[0], 0.9) + 2.0 * (z[1] - z[2]), got)
     assert got != plain  # the experts really steer
 
 
 def test_dexperts_negative_alpha_unfused(model, prompt_ids):
     tok = model.tokenizer
-    source = DExperts(model, Prompted(model, POS), Prompted(model, NEG), alpha=-1.5, base_top_p=1.0, fuse=False)
+    source = DExperts(
+        model, Prompted(model, POS), Prompted(model, NEG), alpha=-1.5, base_top_p=1.0, fuse=False
+    )
     got, _ = loop_tokens(source, PROMPTS)  # three separate sessions and KV caches
-    parts = [(model.hf, prompt_ids), (model.hf, [tok.encode(POS) + p for p in prompt_ids]),
-             (model.hf, [tok.encode(NEG) + p for p in prompt_ids])]
+    parts = [
+        (model.hf, prompt_ids),
+        (model.hf, [tok.encode(POS) + p for p in prompt_ids]),
+        (model.hf, [tok.encode(NEG) + p for p in prompt_ids]),
+    ]
     check(parts, lambda z, a, g: z[0] - 1.5 * (z[1] - z[2]), got)
 
 
@@ -203,11 +252,21 @@ def test_proxy_tuning_with_chat_formatted_expert(model, prompt_ids):
     expert = Prompted(model, chat=True, system="You answer cheerfully.")
     source = ProxyTuning(model, expert, model, alpha=1.0)
     got, _ = loop_tokens(source, PROMPTS)
-    chat = [tok.encode(tok.apply_chat_template([{"role": "system", "content": "You answer cheerfully."},
-                                                 {"role": "user", "content": t}], tokenize=False,
-                                                add_generation_prompt=True)) for t in PROMPTS]
-    check([(model.hf, prompt_ids), (model.hf, chat), (model.hf, prompt_ids)],
-          lambda z, a, g: z[0] + 1.0 * (z[1] - z[2]), got)
+    chat = [
+        tok.encode(
+            tok.apply_chat_template(
+                [{"role": "system", "content": "You answer cheerfully."}, {"role": "user", "content": t}],
+                tokenize=False,
+                add_generation_prompt=True,
+            )
+        )
+        for t in PROMPTS
+    ]
+    check(
+        [(model.hf, prompt_ids), (model.hf, chat), (model.hf, prompt_ids)],
+        lambda z, a, g: z[0] + 1.0 * (z[1] - z[2]),
+        got,
+    )
 
 
 @pytest.mark.parametrize("negative", [None, "Write something boring and repetitive."])
@@ -266,9 +325,18 @@ def test_classifier_guidance_callable_on_texts(model, prompt_ids, plain):
 
 def test_classifier_guidance_hf_sequence_classifier_one_batch(model, prompt_ids):
     torch.manual_seed(1)
-    cfg = LlamaConfig(vocab_size=49152, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
-                      num_attention_heads=2, num_key_value_heads=1, num_labels=2, pad_token_id=2,
-                      id2label={0: "NEG", 1: "POS"}, label2id={"NEG": 0, "POS": 1})
+    cfg = LlamaConfig(
+        vocab_size=49152,
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        num_labels=2,
+        pad_token_id=2,
+        id2label={0: "NEG", 1: "POS"},
+        label2id={"NEG": 0, "POS": 1},
+    )
     clf = LlamaForSequenceClassification(cfg).eval()
     batches = []
     clf.register_forward_hook(lambda mod, args, out: batches.append(args))
@@ -318,10 +386,14 @@ def test_dexperts_under_a_regex_cuts_the_nucleus_inside_the_mask(model, prompt_i
     spec = fsm.Regex(pattern)
     index = fsm.compile(spec, model.vocabulary)
     source = DExperts(model, Prompted(model, POS), Prompted(model, NEG), alpha=2.0, base_top_p=0.9)
-    outs = guide.generate(source, PROMPTS, constraint=index, max_new_tokens=STEPS, jump_forward=False,
-                          logit_bias={2: NEG_INF})
-    parts = [(model.hf, prompt_ids), (model.hf, [tok.encode(POS) + p for p in prompt_ids]),
-             (model.hf, [tok.encode(NEG) + p for p in prompt_ids])]
+    outs = guide.generate(
+        source, PROMPTS, constraint=index, max_new_tokens=STEPS, jump_forward=False, logit_bias={2: NEG_INF}
+    )
+    parts = [
+        (model.hf, prompt_ids),
+        (model.hf, [tok.encode(POS) + p for p in prompt_ids]),
+        (model.hf, [tok.encode(NEG) + p for p in prompt_ids]),
+    ]
 
     def dx(z, allowed, g):  # the nucleus of the base over the allowed tokens only
         return nucleus_ref(z[0].masked_fill(~allowed, NEG_INF), 0.9) + 2.0 * (z[1] - z[2])
@@ -336,11 +408,20 @@ def test_classifier_guidance_top_k_after_the_mask(model, prompt_ids):
     spec = fsm.Regex(r"[a-z ]{12,80}")
     index = fsm.compile(spec, model.vocabulary)
     source = ClassifierGuidance(model, e_lover, weight=2.0, top_k=6)
-    outs = guide.generate(source, PROMPTS, constraint=index, max_new_tokens=12, jump_forward=False,
-                          logit_bias={2: NEG_INF})
+    outs = guide.generate(
+        source, PROMPTS, constraint=index, max_new_tokens=12, jump_forward=False, logit_bias={2: NEG_INF}
+    )
     got = [o.token_ids for o in outs]
-    check_fudge(model, prompt_ids, lambda ids: e_lover([model.decode(ids)])[0], 2.0, 6, got,
-                matchers=[index.matcher() for _ in PROMPTS], min_tokens=8)
+    check_fudge(
+        model,
+        prompt_ids,
+        lambda ids: e_lover([model.decode(ids)])[0],
+        2.0,
+        6,
+        got,
+        matchers=[index.matcher() for _ in PROMPTS],
+        min_tokens=8,
+    )
     for o in outs:
         assert re.fullmatch(r"[a-z ]*", o.text)
 
@@ -348,13 +429,34 @@ def test_classifier_guidance_top_k_after_the_mask(model, prompt_ids):
 def test_every_method_keeps_a_json_like_constraint(model):
     spec = fsm.Regex(r'\{"mood": "(happy|sad|angry)", "score": [1-9]\}')
     pos, neg = Prompted(model, POS), Prompted(model, NEG)
-    sources = [DExperts(model, pos, neg), ProxyTuning(model, pos, neg), ClassifierFreeGuidance(model),
-               ClassifierGuidance(model, e_lover), Contrastive(model, neg)]
+    sources = [
+        DExperts(model, pos, neg),
+        ProxyTuning(model, pos, neg),
+        ClassifierFreeGuidance(model),
+        ClassifierGuidance(model, e_lover),
+        Contrastive(model, neg),
+    ]
     for source in sources:
-        outs = guide.generate(source, ["Describe your day as JSON:", "Mood:"], constraint=spec,
-                              max_new_tokens=30, temperature=0.8, seed=0)
+        outs = guide.generate(
+            source,
+            ["Describe your day as JSON:", "Mood:"],
+            constraint=spec,
+            max_new_tokens=30,
+            temperature=0.8,
+            seed=0,
+        )
         for o in outs:
             assert o.finish_reason == "constraint" and re.fullmatch(spec.pattern, o.text), (source, o)
+
+
+def test_generator_gives_a_valid_pydantic_object_steered_by_experts(model):
+    class Mood(BaseModel):
+        mood: Literal["happy", "sad", "angry"]
+        score: int = Field(ge=1, le=9)
+
+    steered = DExperts(model, Prompted(model, POS), Prompted(model, NEG), alpha=2.0)
+    out = guide.Generator(steered, Mood, max_new_tokens=40)("How was your day? Answer as JSON.")
+    assert isinstance(out, Mood)
 
 
 # -- vocabularies, arguments, hook -----------------------------------------------------------------
@@ -388,11 +490,14 @@ def test_padded_logits_width_is_truncated_to_the_shared_part(model, prompt_ids):
     padded = guide.Model.from_hf(tiny_llama(vocab_size=49152 + 64), model.tokenizer, pack_weights=False)
     assert padded.vocabulary.size == 49216 and shared_width(model.vocabulary, padded.vocabulary) == 49152
     source = ProxyTuning(model, padded, model, alpha=0.5)
-    session, logits = source.prefill(prompt_ids)
+    _session, logits = source.prefill(prompt_ids)
     assert logits.shape == (3, 49152)
     got, _ = loop_tokens(source, PROMPTS)
-    check([(model.hf, prompt_ids), (padded.hf, prompt_ids), (model.hf, prompt_ids)],
-          lambda z, a, g: z[0] + 0.5 * (z[1][:, :49152] - z[2]), got)
+    check(
+        [(model.hf, prompt_ids), (padded.hf, prompt_ids), (model.hf, prompt_ids)],
+        lambda z, a, g: z[0] + 0.5 * (z[1][:, :49152] - z[2]),
+        got,
+    )
     # the other way round: a padded base keeps its width, the ids nobody else scores are banned
     wide = ProxyTuning(padded, model, model, alpha=1.0)
     _, logits = wide.prefill(prompt_ids)
@@ -410,9 +515,20 @@ def test_bad_arguments(model):
     with pytest.raises(GuidanceError, match="alpha"):
         Contrastive(model, model, alpha=1.5)
     with pytest.raises(GuidanceError, match="label"):
-        ClassifierGuidance(model, LlamaForSequenceClassification(
-            LlamaConfig(vocab_size=64, hidden_size=8, intermediate_size=8, num_hidden_layers=1,
-                        num_attention_heads=1, num_labels=2, pad_token_id=0)))
+        ClassifierGuidance(
+            model,
+            LlamaForSequenceClassification(
+                LlamaConfig(
+                    vocab_size=64,
+                    hidden_size=8,
+                    intermediate_size=8,
+                    num_hidden_layers=1,
+                    num_attention_heads=1,
+                    num_labels=2,
+                    pad_token_id=0,
+                )
+            ),
+        )
     with pytest.raises(GuidanceError, match="LogitsSource"):
         DExperts(model, "not a model", model)
     with pytest.raises(GuidanceError):

@@ -91,6 +91,16 @@ def test_reused_across_calls_and_compiled_index(hf, tokenizer, vocab):
         assert all(re.fullmatch(r"[a-z]{4}", t) for t in texts), texts
 
 
+def test_new_call_one_token_longer_is_not_taken_for_a_continuation(tokenizer, vocab):
+    index = fsm.compile(fsm.Regex(r"ab"), vocab)
+    proc = guide.LogitsProcessor(index, tokenizer)
+    a = tokenizer.encode("a", add_special_tokens=False)[0]
+    proc(torch.tensor([[5, 6]]), torch.zeros(1, 49152))
+    # a different prompt whose length happens to be one more: fresh matchers, 'a' allowed again
+    out = proc(torch.tensor([[7, 8, 9]]), torch.zeros(1, 49152))
+    assert a in torch.isfinite(out[0]).nonzero().flatten().tolist()
+
+
 def test_joins_late_by_replaying_prefix(tokenizer, vocab):
     index = fsm.compile(fsm.Regex(r"ab(c|d)"), vocab)
     proc = guide.LogitsProcessor(index, tokenizer)
@@ -100,7 +110,6 @@ def test_joins_late_by_replaying_prefix(tokenizer, vocab):
     proc(torch.tensor([[5, 6]]), scores)  # first call: prompt of length 2
     scores = torch.zeros(1, 49152)
     proc._states = {}  # forget the history: the next call must replay it
-    proc._last_len = 2
     out = proc(torch.tensor([[5, 6, a]]), scores)
     allowed = torch.isfinite(out[0]).nonzero().flatten().tolist()
     assert b in allowed and a not in allowed
