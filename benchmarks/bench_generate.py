@@ -13,7 +13,8 @@ B. Natural stop (``max_new_tokens`` cap, EOS allowed): useful tokens/s; HF keeps
 C. Constrained (a JSON schema with long fixed keys; a hand-written equivalent regex until
    ``fsm.JsonSchema`` exists) vs unconstrained, in our loop, with and without jump-forward; and HF
    ``generate`` + a constraint logits processor (ours, xgrammar's and outlines' when installed) on the
-   plain HF model. Generated tokens/s counts forced (jump-forward) tokens: they are output tokens.
+   plain HF model. The unconstrained runs make as many tokens as the constrained ones (so prefill
+   weighs the same); generated tokens/s counts forced (jump-forward) tokens: they are output tokens.
 """
 
 from __future__ import annotations
@@ -180,20 +181,24 @@ class Bench:
         enc = self.tok(prompts, return_tensors="pt", padding=True).to(self.device)
         n = self.n_new
 
-        def constrained(jump: bool) -> int:
+        def constrained(jump: bool) -> list[int]:
             outs = guide.generate(self.model, prompts, constraint=self.index, max_new_tokens=n, jump_forward=jump)
             for o in outs:
                 if o.finish_reason != "length":
                     assert set(json.loads(o.text)) == set(SCHEMA["properties"]), o.text
-            return sum(len(o.token_ids) for o in outs)
+            return [len(o.token_ids) for o in outs]
 
+        # The free runs make as many tokens as the constrained rows do, so prefill weighs the same.
+        lengths = constrained(False)
+        n_hf = max(lengths)
         runs = {
-            "free": lambda: self.ours_run(prompts, logit_bias=self.no_eos),
-            "constrained": lambda: constrained(True),
-            "constrained, no jump": lambda: constrained(False),
+            "free": lambda: sum(len(o.token_ids) for o in guide.generate(
+                self.model, prompts, max_new_tokens=lengths, logit_bias=self.no_eos)),
+            "constrained": lambda: sum(constrained(True)),
+            "constrained, no jump": lambda: sum(constrained(False)),
             "HF+guide": lambda: self.hf_run(self.plain, enc, max_new_tokens=n,
                                             logits_processor=[guide.LogitsProcessor(self.index, self.tok)]),
-            "HF free": lambda: self.hf_run(self.plain, enc, max_new_tokens=n, min_new_tokens=n),
+            "HF free": lambda: self.hf_run(self.plain, enc, max_new_tokens=n_hf, min_new_tokens=n_hf),
         }
         for name, make in peer_processors(self.tok, self.model.vocabulary.size).items():
             runs[name] = lambda make=make: self.hf_run(self.plain, enc, max_new_tokens=n, logits_processor=[make()])

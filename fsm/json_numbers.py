@@ -67,7 +67,7 @@ def natural_range(lo: int, hi: int | None, max_digits: int = MAX_INTEGER_DIGITS)
 
     >>> from fsm.json_ast import to_regex
     >>> to_regex(natural_range(0, 255))
-    '[0-9]|[1-9][0-9]|1[0-9]{2}|2(?:[0-4][0-9]|5[0-5])'
+    '1[0-9]{2}|2(?:[0-4][0-9]|5[0-5])|[1-9][0-9]|[0-9]'
     """
     lo = max(lo, 0)
     if hi is None:
@@ -89,8 +89,8 @@ def natural_range(lo: int, hi: int | None, max_digits: int = MAX_INTEGER_DIGITS)
         parts.append(_same_length(str(a), str(b)))
     if full_from is not None:
         parts.append(seq(NONZERO, rep(DIGIT, full_from - 1, full_to - 1)))
-    # keep the numeric order of the alternatives (shorter first) for readable regex text
-    return alt(*sorted(parts, key=lambda p: _min_len(p)))
+    # longer numbers first: a leftmost-first regex engine (Python's, lark's lexer) then takes the whole number
+    return alt(*sorted(parts, key=lambda p: -_min_len(p)))
 
 
 def _min_len(node: Node) -> int:
@@ -308,7 +308,7 @@ def number_node(bounds: Bounds, max_digits: int = MAX_INTEGER_DIGITS,
     lo, lo_strict, hi, hi_strict = db
     if lo is not None and hi is not None and lo > hi:
         return ints
-    return alt(ints, decimal_range(lo, hi, lo_strict, hi_strict, frac_digits, max_digits))
+    return alt(decimal_range(lo, hi, lo_strict, hi_strict, frac_digits, max_digits), ints)
 
 
 # ---------------------------------------------------------------------------------------------

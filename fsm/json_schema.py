@@ -48,6 +48,7 @@ from .json_ast import (
     Members,
     Minus,
     Node,
+    Lit,
     Ref,
     Val,
     alt,
@@ -539,6 +540,8 @@ class _Translator:
                 seen.add(c)
                 if self.is_valid(v, locs, flat) and not self._excluded_value(v, schemas):
                     out.append(lit(self.layout.dump(v, depth)))
+            # longest text first, so a leftmost-first regex engine never stops at a shorter number
+            out.sort(key=lambda n: -len(n.text) if isinstance(n, Lit) else 0)
             return alt(*out) if out else NEVER
 
         types: set[str] | None = None
@@ -838,10 +841,14 @@ class _Translator:
             value = self.value(vlocs, depth + 1) if vlocs else self.any_value(depth + 1, schemas[0])
             if value == NEVER:
                 return None
-            lang = rep(Cls(ANY_CHAR), 0, self.opts.max_string_length)
-            if key_lang is not None:
-                lang = And((lang, key_lang))
-            classes.append(seq(lit('"'), Enc(Minus(lang, words)), lit('"' + colon), value))
+            if key_lang is None and not words:
+                key = Enc(rep(Cls(ANY_CHAR), 0, self.opts.max_string_length), True)
+            else:
+                lang = rep(Cls(ANY_CHAR), 0, self.opts.max_string_length)
+                if key_lang is not None:
+                    lang = And((lang, key_lang))
+                key = Enc(Minus(lang, words))
+            classes.append(seq(lit('"'), key, lit('"' + colon), value))
         return alt(*classes) if classes else None
 
     def _key_language(self, name_locs: list[_Loc]) -> Node | None:
@@ -1229,7 +1236,7 @@ class JsonSchema:
     """A JSON Schema (dict, JSON text, bool, or pydantic model class) as a generation constraint.
 
     >>> JsonSchema({"enum": ["red", "green"]}).to_regex()
-    '"red"|"green"'
+    '"green"|"red"'
     """
 
     def __init__(
