@@ -1,0 +1,92 @@
+"""Exact digit-range automata for JSON numbers (json_numbers)."""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fsm.json_ast import NEVER, And, to_regex
+from fsm.json_automaton import node_to_dfa
+from fsm.json_numbers import Bounds, decimal_range, divisible_integers, integer_range, natural_range, number_node
+
+bound = st.one_of(st.none(), st.integers(-10**7, 10**7), st.integers(-60, 60))
+
+
+@settings(max_examples=60, deadline=None)
+@given(lo=bound, hi=bound, xs=st.lists(st.one_of(st.integers(-10**8, 10**8), st.integers(-70, 70)), max_size=40))
+def test_integer_range_is_exact(lo, hi, xs):
+    node = integer_range(lo, hi, 9)
+    if lo is not None and hi is not None and lo > hi:
+        assert node == NEVER
+        return
+    rx = re.compile(to_regex(node), re.ASCII)
+    for x in xs + [v for v in (lo, hi) if v is not None]:
+        inside = (lo is None or x >= lo) and (hi is None or x <= hi)
+        assert bool(rx.fullmatch(str(x))) == inside, (lo, hi, x)
+    for bad in ("-0", "00", "01", "+1", "1.0", ""):
+        assert not rx.fullmatch(bad)
+
+
+def test_natural_range_huge_bounds():
+    lo, hi = 10**30 + 7, 10**31 - 3
+    rx = re.compile(to_regex(natural_range(lo, hi)), re.ASCII)
+    for x in (lo, hi, lo + 1, 5 * 10**30):
+        assert rx.fullmatch(str(x))
+    for x in (lo - 1, hi + 1, 10**30):
+        assert not rx.fullmatch(str(x))
+
+
+def test_unbounded_side_caps_digit_count():
+    rx = re.compile(to_regex(integer_range(0, None, 5)), re.ASCII)
+    assert rx.fullmatch("99999") and not rx.fullmatch("100000")
+
+
+doubles = st.one_of(st.integers(-50, 50), st.floats(-1e3, 1e3, allow_nan=False), st.sampled_from([0.1, -0.3, 2.5, 1e-7]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(lo=st.one_of(st.none(), doubles), hi=st.one_of(st.none(), doubles), exl=st.booleans(), exh=st.booleans(),
+       probes=st.lists(st.one_of(st.floats(-1.2e3, 1.2e3, allow_nan=False), st.integers(-60, 60)), max_size=30))
+def test_number_bounds_hold_for_the_parsed_double(lo, hi, exl, exh, probes):
+    b = Bounds()
+    if lo is not None:
+        b.tighten_lower(lo, exl)
+    if hi is not None:
+        b.tighten_upper(hi, exh)
+    node = number_node(b, max_digits=5, frac_digits=6)
+    try:
+        rx = re.compile(to_regex(node), re.ASCII)
+    except ValueError:  # empty range
+        return
+    for v in probes + [x for x in (lo, hi) if x is not None]:
+        for text in {repr(v), str(round(v, 3)), str(int(v))}:
+            if "e" in text or "inf" in text or "nan" in text:
+                continue
+            value = float(text) if "." in text else int(text)
+            ok = (lo is None or (value > lo if exl else value >= lo)) and (hi is None or (value < hi if exh else value <= hi))
+            if rx.fullmatch(text):
+                assert ok, (lo, exl, hi, exh, text)  # soundness: validators compare the parsed double
+
+
+def test_decimal_bound_admits_the_decimal_that_parses_to_the_bound():
+    b = Bounds()
+    b.tighten_lower(0.1, False)
+    b.tighten_upper(0.7, True)
+    rx = re.compile(to_regex(number_node(b, frac_digits=4)), re.ASCII)
+    assert rx.fullmatch("0.1") and rx.fullmatch("0.6999") and not rx.fullmatch("0.7") and not rx.fullmatch("0.0999")
+
+
+def test_decimal_range_fraction_digits_pad_with_zeros():
+    rx = re.compile(to_regex(decimal_range(Fraction(1, 4), Fraction(1, 2), frac_digits=3)), re.ASCII)
+    assert [bool(rx.fullmatch(s)) for s in ("0.25", "0.250", "0.5", "0.50", "0.2", "0.501")] == [
+        True, True, True, True, False, False]
+
+
+def test_multiple_of_with_range_is_exact():
+    dfa = node_to_dfa(And((integer_range(-100, 4096, 6), divisible_integers(16))))
+    for x in range(-200, 5000, 7):
+        assert dfa.accepts(str(x).encode()) == (x % 16 == 0 and -100 <= x <= 4096)
+    assert not dfa.accepts(b"-0") and dfa.accepts(b"0")

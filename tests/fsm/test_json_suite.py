@@ -1,0 +1,153 @@
+"""JSON-Schema-Test-Suite (draft 2020-12) and JSONSchemaBench through the real SmolLM2 vocabulary.
+
+For every test group whose schema compiles: every invalid instance (compact ``json.dumps``) is
+rejected. Valid instances are accepted, except those that differ from what the constraint generates
+by a documented policy; each rejected valid instance must fall in one of these categories:
+
+- ``type``: the schema has no ``type`` and the instance is of a type its keywords are not about
+  (``{"properties": ...}`` generates objects only), or of a type the schema never generates;
+- ``object``: property order differs from the declared order, or the object has properties the
+  schema does not declare (``additionalProperties`` unspecified means none are generated);
+- ``number``: one spelling per number (``1.0`` is not generated for an integer, nor ``-2`` for a
+  const of ``-2.0``);
+- ``format``: ``format`` is asserted (draft 2020-12 makes it an annotation by default);
+- ``unevaluated``: ``unevaluatedItems: false`` is enforced as "nothing beyond this schema's own
+  items", which rejects items evaluated by nested applicators.
+
+Soundness: random walks of the matcher end in documents that ``json.loads`` parses and
+``jsonschema`` (format checking on) validates.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import random
+import warnings
+
+import pytest
+
+import fsm
+from fsm.errors import SpecError
+from fsm.json_schema import JsonSchema
+
+from .json_helpers import accepts_text, compact, random_walk, validator
+
+SUITE = "/work/shared/corpora/json-schema-test-suite/draft2020-12"
+BENCH = "/work/shared/corpora/jsonschemabench"
+
+pytestmark = pytest.mark.skipif(not os.path.isdir(SUITE), reason="test corpora not present")
+
+
+def _groups():
+    for path in sorted(glob.glob(os.path.join(SUITE, "*.json"))):
+        with open(path) as f:
+            for g in json.load(f):
+                yield os.path.basename(path), g
+
+
+def _has(x, pred) -> bool:
+    if pred(x):
+        return True
+    if isinstance(x, dict):
+        return any(_has(v, pred) for v in x.values())
+    if isinstance(x, list):
+        return any(_has(v, pred) for v in x)
+    return False
+
+
+def _category(name: str, group: dict, data, index, tokenizer) -> str:
+    text = compact(data)
+    first = tokenizer.encode(text[0], add_special_tokens=False)
+    m = index.matcher()
+    if not any(m.is_allowed(t) for t in first):
+        return "type"
+    if _has(data, lambda x: isinstance(x, float) and x.is_integer()) or _has(
+            group["schema"], lambda x: isinstance(x, float) and x.is_integer()):
+        return "number"
+    if "format" in json.dumps(group["schema"]):
+        return "format"
+    if "unevaluatedItems" in json.dumps(group["schema"]):
+        return "unevaluated"
+    if _has(data, lambda x: isinstance(x, dict) and x):
+        return "object"
+    return "other"
+
+
+@pytest.fixture(scope="module")
+def compiled(vocab):
+    out = []
+    warnings.simplefilter("ignore")
+    for name, g in _groups():
+        try:
+            index = fsm.compile(JsonSchema(g["schema"]), vocab, cache=False)
+        except SpecError:
+            continue
+        out.append((name, g, index))
+    return out
+
+
+def test_most_groups_compile(compiled):
+    total = sum(1 for _ in _groups())
+    assert len(compiled) >= 0.5 * total, (len(compiled), total)
+
+
+def test_invalid_instances_rejected_valid_ones_accepted_or_explained(compiled, tokenizer):
+    unexplained = []
+    counts: dict[str, int] = {}
+    for name, g, index in compiled:
+        for t in g["tests"]:
+            ok = accepts_text(index, tokenizer, compact(t["data"]))
+            if not t["valid"]:
+                assert not ok, f"accepted an invalid instance: {name} / {g['description']} / {t['description']}"
+            elif not ok:
+                cat = _category(name, g, t["data"], index, tokenizer)
+                counts[cat] = counts.get(cat, 0) + 1
+                if cat == "other":
+                    unexplained.append((name, g["description"], t["description"]))
+    assert not unexplained, unexplained
+
+
+def test_random_walks_are_valid_documents(compiled, vocab):
+    rnd = random.Random(7)
+    walked = 0
+    for name, g, index in compiled:
+        v = validator(g["schema"])
+        for _ in range(2):
+            text, done = random_walk(index, vocab, rnd, max_tokens=80, eos_bias=0.6)
+            if not done:
+                continue
+            walked += 1
+            assert v.is_valid(json.loads(text)), (name, g["description"], text)
+    assert walked > 100
+
+
+def _bench_sample(per_subset: int):
+    for path in sorted(glob.glob(os.path.join(BENCH, "*.jsonl"))):
+        with open(path) as f:
+            for i, line in enumerate(f):
+                if i >= per_subset:
+                    break
+                yield json.loads(line)
+
+
+@pytest.mark.skipif(not os.path.isdir(BENCH), reason="JSONSchemaBench not present")
+def test_jsonschemabench_sample_sound_and_no_accepted_invalid(vocab, tokenizer):
+    rnd = random.Random(3)
+    compiled = 0
+    for item in _bench_sample(4):
+        schema = item["schema"]
+        try:
+            index = fsm.compile(JsonSchema(schema), vocab, cache=False)
+        except SpecError:
+            continue
+        compiled += 1
+        for t in item["tests"]:
+            if not t["valid"]:
+                assert not accepts_text(index, tokenizer, compact(t["data"])), (item["id"], t["description"])
+        v = validator(schema)
+        text, done = random_walk(index, vocab, rnd, max_tokens=150, eos_bias=0.7)
+        if done:
+            assert v.is_valid(json.loads(text)), (item["id"], text)
+    assert compiled >= 40
