@@ -415,8 +415,34 @@ def regex_to_dfa(pattern: str, limits: Limits | None = None) -> ByteDFA:
     True
     """
     limits = limits or DEFAULT_LIMITS
-    deadline = limits.deadline()
     _validate(pattern, limits)
+    fast = _tree_dfa(pattern, limits)
+    if fast is not None:
+        return fast
+    return _interegular_dfa(pattern, limits)
+
+
+def _tree_dfa(pattern: str, limits: Limits) -> ByteDFA | None:
+    """The linear-time path: Python's parser -> range tree -> Thompson NFA -> subset construction."""
+    from .errors import SchemaError
+    from .json_automaton import node_to_dfa
+    from .regex_parse import Untranslatable, regex_node
+
+    try:
+        node = regex_node(pattern)
+    except (Untranslatable, RecursionError):
+        return None
+    try:
+        return node_to_dfa(node, limits)
+    except SpecTooComplex as exc:
+        raise SpecTooComplex(f"regex {pattern[:80]!r}: {exc}", budget=exc.budget, limit=exc.limit) from None
+    except SchemaError:
+        raise RegexError(f"regex {pattern[:80]!r} matches no string at all") from None
+
+
+def _interegular_dfa(pattern: str, limits: Limits) -> ByteDFA:
+    """The fallback path through interegular's character automaton."""
+    deadline = limits.deadline()
     cfsm = _char_fsm(pattern, limits)
     deadline.check(f"regex {pattern[:60]!r}")
     limits.check_states(len(cfsm.states), f"regex {pattern[:60]!r}")

@@ -75,52 +75,62 @@ def _category(name: str, group: dict, data, index, tokenizer) -> str:
     return "other"
 
 
+class _Compiled:
+    """A compiled group: the byte DFA for regular schemas (fast acceptance), the index for walks."""
+
+    def __init__(self, spec, vocab):
+        self.spec = spec
+        self.dfa = None if spec.is_recursive else spec.to_dfa()
+        self.index = fsm.compile(spec, vocab, cache=False)
+
+    def accepts(self, tokenizer, value) -> bool:
+        text = compact(value)
+        if self.dfa is not None:
+            return self.dfa.accepts(text.encode())
+        return accepts_text(self.index, tokenizer, text)
+
+
 @pytest.fixture(scope="module")
 def compiled(vocab):
     out = []
     warnings.simplefilter("ignore")
     for name, g in _groups():
         try:
-            index = fsm.compile(JsonSchema(g["schema"]), vocab, cache=False)
+            out.append((name, g, _Compiled(JsonSchema(g["schema"]), vocab)))
         except SpecError:
             continue
-        out.append((name, g, index))
     return out
 
 
 def test_most_groups_compile(compiled):
     total = sum(1 for _ in _groups())
     assert len(compiled) >= 0.5 * total, (len(compiled), total)
+    assert sum(c.dfa is None for _, _, c in compiled) >= 10  # recursive / any-value groups via the grammar
 
 
 def test_invalid_instances_rejected_valid_ones_accepted_or_explained(compiled, tokenizer):
     unexplained = []
-    counts: dict[str, int] = {}
-    for name, g, index in compiled:
+    for name, g, c in compiled:
         for t in g["tests"]:
-            ok = accepts_text(index, tokenizer, compact(t["data"]))
+            ok = c.accepts(tokenizer, t["data"])
             if not t["valid"]:
                 assert not ok, f"accepted an invalid instance: {name} / {g['description']} / {t['description']}"
-            elif not ok:
-                cat = _category(name, g, t["data"], index, tokenizer)
-                counts[cat] = counts.get(cat, 0) + 1
-                if cat == "other":
-                    unexplained.append((name, g["description"], t["description"]))
+            elif not ok and _category(name, g, t["data"], c.index, tokenizer) == "other":
+                unexplained.append((name, g["description"], t["description"]))
     assert not unexplained, unexplained
 
 
 def test_random_walks_are_valid_documents(compiled, vocab):
     rnd = random.Random(7)
     walked = 0
-    for name, g, index in compiled:
+    for name, g, c in compiled[::2]:
         v = validator(g["schema"])
-        for _ in range(2):
-            text, done = random_walk(index, vocab, rnd, max_tokens=80, eos_bias=0.6)
-            if not done:
-                continue
-            walked += 1
-            assert v.is_valid(json.loads(text)), (name, g["description"], text)
-    assert walked > 100
+        text, done = random_walk(c.index, vocab, rnd, max_tokens=60, eos_bias=0.7)
+        if not done:
+            continue
+        walked += 1
+        assert v.is_valid(json.loads(text)), (name, g["description"], text)
+    assert walked > 50
 
 
 def _bench_sample(per_subset: int):
@@ -136,18 +146,18 @@ def _bench_sample(per_subset: int):
 def test_jsonschemabench_sample_sound_and_no_accepted_invalid(vocab, tokenizer):
     rnd = random.Random(3)
     compiled = 0
-    for item in _bench_sample(4):
+    for item in _bench_sample(3):
         schema = item["schema"]
         try:
-            index = fsm.compile(JsonSchema(schema), vocab, cache=False)
+            c = _Compiled(JsonSchema(schema), vocab)
         except SpecError:
             continue
         compiled += 1
         for t in item["tests"]:
             if not t["valid"]:
-                assert not accepts_text(index, tokenizer, compact(t["data"])), (item["id"], t["description"])
+                assert not c.accepts(tokenizer, t["data"]), (item["id"], t["description"])
         v = validator(schema)
-        text, done = random_walk(index, vocab, rnd, max_tokens=150, eos_bias=0.7)
+        text, done = random_walk(c.index, vocab, rnd, max_tokens=100, eos_bias=0.7)
         if done:
             assert v.is_valid(json.loads(text)), (item["id"], text)
-    assert compiled >= 40
+    assert compiled >= 35

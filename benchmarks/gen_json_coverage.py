@@ -1,0 +1,232 @@
+"""Generate docs/json-schema.md: every JSON Schema keyword, its status, a live probe, and its test.
+
+Each row carries a probe schema that is compiled when the page is generated: a keyword marked
+supported must compile, one marked unsupported must raise `UnsupportedSchema` naming it. The test
+column points at the test that covers it (checked to exist). Run:
+
+    python benchmarks/gen_json_coverage.py            # rewrites docs/json-schema.md
+    python benchmarks/gen_json_coverage.py --check    # exits 1 if the page is stale
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import sys
+import warnings
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+S, P, U, A = "supported", "partial", "unsupported", "annotation"
+
+# keyword, status, what is enforced, probe schema, test (file::function)
+ROWS = [
+    ("type", S, "single type or list; `integer` is a subtype of `number`; OpenAPI `nullable`",
+     {"type": ["string", "null"]}, "test_json_schema.py::test_any_of_all_of_merge_and_type_lists"),
+    ("enum", S, "values checked against the whole schema by a validator, then emitted as literals",
+     {"enum": ["a", 1]}, "test_json_schema.py::test_enum_const_filtered_by_the_rest_of_the_schema"),
+    ("const", S, "as enum", {"const": {"a": 1}}, "test_json_schema.py::test_enum_const_filtered_by_the_rest_of_the_schema"),
+    ("properties", S, "in declared order; optional ones omittable", {"properties": {"a": {"type": "integer"}}},
+     "test_json_schema.py::test_properties_in_declared_order_optional_omittable_required_present"),
+    ("required", S, "always present", {"properties": {"a": {"type": "integer"}}, "required": ["a"]},
+     "test_json_schema.py::test_properties_in_declared_order_optional_omittable_required_present"),
+    ("additionalProperties", S, "false / schema / true; unspecified = no extra properties (flag to allow); "
+     "extra keys come after the declared ones and never repeat a declared name",
+     {"type": "object", "additionalProperties": {"type": "string"}}, "test_json_schema.py::test_additional_properties_policy"),
+    ("patternProperties", P, "one schema's patterns, disjoint (or sharing one schema); keys matching no pattern "
+     "are not generated", {"type": "object", "patternProperties": {"^x": {"type": "integer"}}},
+     "test_json_schema.py::test_pattern_properties_and_property_names"),
+    ("propertyNames", S, "string keywords (pattern, length, format, enum) on every key",
+     {"type": "object", "additionalProperties": {"type": "integer"}, "propertyNames": {"maxLength": 3}},
+     "test_json_schema.py::test_pattern_properties_and_property_names"),
+    ("minProperties / maxProperties", S, "counted over present members (extra keys count once toward a minimum)",
+     {"type": "object", "properties": {"a": {"type": "null"}, "b": {"type": "null"}}, "minProperties": 1},
+     "test_json_schema.py::test_min_max_properties"),
+    ("dependentRequired / dependentSchemas / dependencies", S, "as 'absent, or present with the dependents'",
+     {"type": "object", "properties": {"a": {"type": "null"}, "b": {"type": "null"}},
+      "dependentRequired": {"a": ["b"]}}, "test_json_schema.py::test_dependent_required_and_schemas"),
+    ("items", S, "schema (2020-12) or array form (drafts 4-2019)", {"type": "array", "items": {"type": "integer"}},
+     "test_json_schema.py::test_arrays_items_prefix_items_and_counts"),
+    ("prefixItems", S, "positional items", {"type": "array", "prefixItems": [{"type": "integer"}], "items": False},
+     "test_json_schema.py::test_arrays_items_prefix_items_and_counts"),
+    ("additionalItems", S, "with array-form items", {"$schema": "http://json-schema.org/draft-07/schema#",
+                                                      "type": "array", "items": [{"type": "null"}], "additionalItems": False},
+     "test_json_schema.py::test_arrays_items_prefix_items_and_counts"),
+    ("minItems / maxItems", S, "exact counts", {"type": "array", "items": {"type": "null"}, "minItems": 1, "maxItems": 3},
+     "test_json_schema.py::test_arrays_items_prefix_items_and_counts"),
+    ("contains / minContains", P, "at least minContains matching items anywhere; not with prefixItems",
+     {"type": "array", "items": {"type": "integer"}, "contains": {"const": 1}, "maxItems": 3},
+     "test_json_schema.py::test_contains_and_unique_items_on_finite_sets"),
+    ("maxContains", U, "needs the complement of `contains`", {"type": "array", "items": {"type": "integer"},
+                                                               "contains": {"const": 1}, "maxContains": 1},
+     "test_json_suite.py::test_invalid_instances_rejected_valid_ones_accepted_or_explained"),
+    ("uniqueItems", P, "true when items come from a finite set (emitted in a fixed order) or maxItems <= 1",
+     {"type": "array", "items": {"enum": [1, 2]}, "uniqueItems": True},
+     "test_json_schema.py::test_contains_and_unique_items_on_finite_sets"),
+    ("minLength / maxLength", S, "decoded code points", {"type": "string", "minLength": 1, "maxLength": 3},
+     "test_json_schema.py::test_strings_escapes_unicode_and_lengths"),
+    ("pattern", S, "on the decoded string, search semantics, JSON-escaped; no lookaround/backreference/\\b",
+     {"type": "string", "pattern": "^[a-z]+$"}, "test_json_pattern.py::test_pattern_language_is_sound"),
+    ("format", S, "date-time, date, time, duration, email, idn-email, hostname, idn-hostname, ipv4, ipv6, uuid, "
+     "uri, uri-reference, iri, iri-reference, uri-template, json-pointer, relative-json-pointer, regex; "
+     "other values are annotations", {"type": "string", "format": "date-time"},
+     "test_json_pattern.py::test_format_samples_pass_the_format_checker"),
+    ("minimum / maximum / exclusiveMinimum / exclusiveMaximum", S, "exact digit ranges; decimals compared as the "
+     "double they parse to; draft-4 boolean exclusives", {"type": "number", "minimum": 0, "exclusiveMaximum": 1},
+     "test_json_numbers.py::test_number_bounds_hold_for_the_parsed_double"),
+    ("multipleOf", P, "integral values (remainder automaton intersected with the range)",
+     {"type": "integer", "multipleOf": 7}, "test_json_numbers.py::test_multiple_of_with_range_is_exact"),
+    ("multipleOf (non-integral)", U, "e.g. 0.01", {"type": "number", "multipleOf": 0.01},
+     "test_json_suite.py::test_invalid_instances_rejected_valid_ones_accepted_or_explained"),
+    ("anyOf", S, "union; siblings intersected into each branch", {"anyOf": [{"type": "string"}, {"type": "null"}]},
+     "test_json_schema.py::test_any_of_all_of_merge_and_type_lists"),
+    ("oneOf", P, "as anyOf when branches provably exclude each other (types, consts, finite values); "
+     "else an error, or anyOf semantics with oneof='anyof'", {"oneOf": [{"type": "string"}, {"type": "integer"}]},
+     "test_json_schema.py::test_one_of_exact_when_branches_exclude_each_other"),
+    ("allOf", S, "merged keyword by keyword", {"allOf": [{"type": "integer"}, {"minimum": 1}]},
+     "test_json_schema.py::test_any_of_all_of_merge_and_type_lists"),
+    ("not", P, "not with type, enum/const or one required name; others unsupported",
+     {"type": "string", "not": {"enum": ["x"]}}, "test_json_schema.py::test_supported_not_forms_are_exact"),
+    ("not (other forms)", U, "", {"type": "string", "not": {"pattern": "x"}},
+     "test_json_schema.py::test_unsupported_keywords_name_keyword_and_pointer"),
+    ("if / then / else", U, "", {"if": {"type": "string"}, "then": {"minLength": 1}},
+     "test_json_schema.py::test_unsupported_keywords_name_keyword_and_pointer"),
+    ("$ref / $defs / definitions", S, "local refs, JSON pointers, $id-relative; recursive refs via the grammar "
+     "engine", {"$defs": {"a": {"type": "integer"}}, "$ref": "#/$defs/a"},
+     "test_json_schema.py::test_refs_defs_anchors_and_ids"),
+    ("$anchor / $id", S, "plain-name anchors and embedded resources", {"$defs": {"a": {"$anchor": "x", "type": "null"}},
+                                                                     "$ref": "#x"},
+     "test_json_schema.py::test_refs_defs_anchors_and_ids"),
+    ("$ref (remote)", U, "nothing is fetched", {"$ref": "https://example.com/s.json"},
+     "test_json_schema.py::test_refs_defs_anchors_and_ids"),
+    ("$dynamicRef / $recursiveRef", U, "", {"$dynamicRef": "#x"},
+     "test_json_suite.py::test_invalid_instances_rejected_valid_ones_accepted_or_explained"),
+    ("unevaluatedProperties / unevaluatedItems", P, "false only (no extras / no items beyond the schema's own)",
+     {"type": "object", "properties": {"a": {"type": "null"}}, "unevaluatedProperties": False},
+     "test_json_suite.py::test_invalid_instances_rejected_valid_ones_accepted_or_explained"),
+    ("boolean schemas", S, "true = any value (grammar), false = nothing", {"type": "array", "items": False},
+     "test_json_suite.py::test_invalid_instances_rejected_valid_ones_accepted_or_explained"),
+    ("title / description / default / examples / $comment / readOnly / writeOnly / deprecated / content*", A,
+     "ignored", {"type": "string", "title": "t", "default": "d", "contentMediaType": "text/plain"},
+     "test_json_suite.py::test_invalid_instances_rejected_valid_ones_accepted_or_explained"),
+]
+
+
+def _probe(schema) -> str:
+    from fsm.errors import SpecError, UnsupportedSchema
+    from fsm.json_schema import JsonSchema
+
+    warnings.simplefilter("ignore")
+    try:
+        spec = JsonSchema(schema)
+        if spec.is_recursive:
+            spec.to_grammar()
+        else:
+            spec.to_dfa()
+        return "compiles"
+    except UnsupportedSchema as exc:
+        return f"UnsupportedSchema({exc.keyword})"
+    except SpecError as exc:
+        return f"{type(exc).__name__}"
+
+
+def _suite_numbers() -> str:
+    from fsm.errors import SpecError
+    from fsm.json_schema import JsonSchema
+
+    root = "/work/shared/corpora/json-schema-test-suite/draft2020-12"
+    groups = ok = 0
+    for path in sorted(glob.glob(os.path.join(root, "*.json"))):
+        for g in json.load(open(path)):
+            groups += 1
+            try:
+                spec = JsonSchema(g["schema"])
+                spec.to_grammar() if spec.is_recursive else spec.to_dfa()
+                ok += 1
+            except SpecError:
+                pass
+    return f"{ok} of {groups} draft 2020-12 test groups compile"
+
+
+def render() -> str:
+    lines = [
+        "# JSON Schema coverage",
+        "",
+        "Generated by `benchmarks/gen_json_coverage.py` (do not edit by hand). Every row's probe schema is",
+        "compiled when the page is generated; *supported* rows compile, *unsupported* ones raise",
+        "`fsm.UnsupportedSchema` naming the keyword and its JSON pointer (`lenient=True` turns that into a",
+        "warning and ignores the keyword; the ignored list is `JsonSchema.ignored`).",
+        "",
+        "| keyword | status | what is enforced | probe | test |",
+        "|---|---|---|---|---|",
+    ]
+    tests_dir = os.path.join(ROOT, "tests", "fsm")
+    for kw, status, what, probe, test in ROWS:
+        fname, func = test.split("::")
+        with open(os.path.join(tests_dir, fname)) as f:
+            if f"def {func}(" not in f.read():
+                raise SystemExit(f"row {kw!r}: test {test} does not exist")
+        got = _probe(probe)
+        expect_ok = status in (S, P, A)
+        if expect_ok != (got == "compiles"):
+            raise SystemExit(f"row {kw!r} says {status} but its probe gives {got}")
+        lines.append(f"| `{kw}` | {status} | {what} | `{json.dumps(probe)}` → {got} | `tests/fsm/{test}` |")
+    lines += [
+        "",
+        "## Policies",
+        "",
+        "- **Property order**: properties are generated in the order the schema declares them (`required`-only",
+        "  names after `properties`); optional properties may be omitted, required ones are always present.",
+        "- **Extra properties**: `additionalProperties` left unspecified means none are generated",
+        "  (`JsonSchema(..., allow_additional_properties=True)` allows them); explicit `true`/schema allows",
+        "  them after the declared ones. An extra key never equals a declared name.",
+        "- **Types**: a schema without `type` generates the types its keywords constrain",
+        "  (`properties` → object, `pattern` → string, ...); a schema constraining nothing is any JSON value.",
+        "- **Any JSON value** (`{}`, `true`, unconstrained items or extras) and **recursive `$ref`** compile",
+        "  through the Lark grammar engine (`JsonSchema.to_grammar()`, compact layout only);",
+        "  `any_value_depth=N` instead allows a regular, depth-bounded any-value (explicit opt-in).",
+        "- **Whitespace**: `compact` (default, none) or `pretty`/an indent width: exactly",
+        "  `json.dumps(indent=...)`'s layout; never free whitespace.",
+        "- **Strings**: any Unicode; `\"`, `\\\\` and control characters only escaped; `\\\\uXXXX` escapes",
+        "  allowed in unconstrained strings (never lone surrogates). With `pattern`/`format`/`enum`,",
+        "  each character has its canonical encoding. `max_string_length` bounds strings without",
+        "  `maxLength`.",
+        "- **Numbers**: canonical JSON syntax; at most 20 integer digits, 20 fraction digits and 3",
+        "  exponent digits when unbounded. With bounds, numbers are written without exponent and compared",
+        "  exactly — decimals as the double they parse to, so `exclusiveMaximum: 1` never admits a",
+        "  decimal that rounds to 1.0.",
+        "- **oneOf** is exact: it is used as anyOf only when no branch's values can validate another",
+        "  branch; otherwise `UnsupportedSchema`, or anyOf semantics with `oneof=\"anyof\"`.",
+        "- **format** is asserted (a subset of each RFC that validators accept); unknown format names are",
+        "  annotations and ignored, as validators do.",
+        "",
+        "## Test suite",
+        "",
+        f"{_suite_numbers()} (JSON-Schema-Test-Suite, `tests/fsm/test_json_suite.py`). In every compiled",
+        "group, every invalid instance is rejected; valid instances rejected fall in the documented",
+        "categories of that test (types not generated, property order / undeclared properties, number",
+        "spelling, asserted format, `unevaluatedItems`).",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--check", action="store_true")
+    args = ap.parse_args()
+    text = render()
+    path = os.path.join(ROOT, "docs", "json-schema.md")
+    if args.check:
+        with open(path) as f:
+            sys.exit(0 if f.read() == text else 1)
+    with open(path, "w") as f:
+        f.write(text)
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
