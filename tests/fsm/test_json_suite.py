@@ -34,10 +34,11 @@ from fsm.json_schema import JsonSchema
 
 from .json_helpers import accepts_text, compact, random_walk, validator
 
-SUITE = "/work/shared/corpora/json-schema-test-suite/draft2020-12"
-BENCH = "/work/shared/corpora/jsonschemabench"
-
-pytestmark = pytest.mark.skipif(not os.path.isdir(SUITE), reason="test corpora not present")
+# Copies of the shared corpora (see tests/data/CORPORA-README.md): the official suite's draft2020-12
+# files, and the first two schemas of every JSONSchemaBench subset.
+_DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data")
+SUITE = os.path.join(_DATA, "json-schema-test-suite", "draft2020-12")
+BENCH = os.path.join(_DATA, "jsonschemabench")
 
 
 def _groups():
@@ -142,7 +143,6 @@ def _bench_sample(per_subset: int):
                 yield json.loads(line)
 
 
-@pytest.mark.skipif(not os.path.isdir(BENCH), reason="JSONSchemaBench not present")
 def test_jsonschemabench_sample_sound_and_no_accepted_invalid(vocab, tokenizer):
     rnd = random.Random(3)
     compiled = 0
