@@ -203,7 +203,7 @@ def _estimate(items, pattern: str) -> int:
     return total
 
 
-def _validate(pattern: str, limits: Limits = DEFAULT_LIMITS) -> None:
+def _validate(pattern: str, limits: Limits = DEFAULT_LIMITS, estimate_size: bool = False) -> None:
     try:
         import re._parser as sre_parse  # type: ignore[import-not-found]
     except ImportError:  # Python 3.10
@@ -243,6 +243,8 @@ def _validate(pattern: str, limits: Limits = DEFAULT_LIMITS) -> None:
                 visit(av)
 
     visit(parsed)
+    if not estimate_size:
+        return
     estimate = _estimate(parsed, pattern)
     budget = min(limits.max_states, limits.max_regex_positions)
     if estimate > budget:
@@ -419,6 +421,8 @@ def regex_to_dfa(pattern: str, limits: Limits | None = None) -> ByteDFA:
     fast = _tree_dfa(pattern, limits)
     if fast is not None:
         return fast
+    # interegular cannot be interrupted and grows quadratically: bound its input first.
+    _validate(pattern, limits, estimate_size=True)
     return _interegular_dfa(pattern, limits)
 
 
