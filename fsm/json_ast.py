@@ -299,8 +299,12 @@ def to_regex(node: Node) -> str:
         if isinstance(n, Seq):
             parts = []
             for it in n.items:
+                inner = it
+                while isinstance(inner, Val):
+                    inner = inner.item
                 s = go(it)
-                parts.append(group(s) if isinstance(it, Alt) and len(it.items) > 1 else s)
+                loose = isinstance(inner, (Alt, Members, Enc, And, Minus, Auto)) and _top_level_bar(s)
+                parts.append(group(s) if loose else s)
             return "".join(parts)
         if isinstance(n, Alt):
             if not n.items:
@@ -321,10 +325,10 @@ def to_regex(node: Node) -> str:
             if (n.lo, n.hi) == (0, 1):
                 return s + "?"
             if n.hi is None:
-                return s + "{%d,}" % n.lo
+                return f"{s}{{{n.lo},}}"
             if n.lo == n.hi:
-                return s + "{%d}" % n.lo
-            return s + "{%d,%d}" % (n.lo, n.hi)
+                return f"{s}{{{n.lo}}}"
+            return f"{s}{{{n.lo},{n.hi}}}"
         if isinstance(n, Members):
             return go(members_to_plain(n))
         if isinstance(n, Enc):
@@ -338,6 +342,32 @@ def to_regex(node: Node) -> str:
         raise ValueError(f"{type(n).__name__} has no regex text")
 
     return go(node)
+
+
+def _top_level_bar(rx: str) -> bool:
+    """Whether regex text has a ``|`` outside every group and class (so it needs a group to be a term)."""
+    depth, i, in_class = 0, 0, False
+    while i < len(rx):
+        c = rx[i]
+        if c == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+            if rx[i + 1 : i + 2] == "^":
+                i += 1
+            if rx[i + 1 : i + 2] == "]":
+                i += 1
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "|" and depth == 0:
+            return True
+        i += 1
+    return False
 
 
 def members_to_plain(m: Members) -> Node:

@@ -22,6 +22,8 @@ import numpy as np
 from .errors import SchemaError, SchemaTooComplex, SpecTooComplex
 from .json_ast import (
     ANY_CHAR,
+    EMPTY,
+    NEVER,
     Alt,
     And,
     Auto,
@@ -40,10 +42,8 @@ from .json_ast import (
     encoded_char,
     intersect,
     rep,
-    subtract,
     seq,
-    EMPTY,
-    NEVER,
+    subtract,
 )
 from .limits import DEFAULT_LIMITS, Limits
 from .regex import ByteDFA
@@ -121,15 +121,29 @@ class NFA:
     def build(self, node: Node, s: int, enc: bool = False, full: bool = False) -> int:
         """Add ``node`` starting at state ``s``; return its end state."""
         if isinstance(node, Lit):
-            for ch in node.text:
-                c = ord(ch)
-                if enc and (c < 0x20 or ch in '"\\'):
-                    s = self.build(self._encoded(((c, c),), False), s)
-                else:
-                    e = self.new()
-                    self.trans[s].append((c, c, e))
-                    s = e
-            return s
+            text = node.text
+            if not text:
+                return s
+            if enc and any(c < " " or c in '"\\' for c in text):
+                for ch in text:
+                    c = ord(ch)
+                    if c < 0x20 or ch in '"\\':
+                        s = self.build(self._encoded(((c, c),), False), s)
+                    else:
+                        e = self.new()
+                        self.trans[s].append((c, c, e))
+                        s = e
+                return s
+            # a chain of fresh states, allocated at once
+            n0 = len(self.trans)
+            k = len(text)
+            self.trans.extend([(ord(ch), ord(ch), n0 + i + 1)] for i, ch in enumerate(text[1:]))
+            self.trans.append([])
+            self.eps.extend([] for _ in range(k))
+            self.trans[s].append((ord(text[0]), ord(text[0]), n0))
+            if (n0 >> 8) != ((n0 + k) >> 8):
+                self.budget.tick(n0 + k, "JSON schema automaton")
+            return n0 + k - 1
         if isinstance(node, Cls):
             e = self.new()
             self._cls_to(node.ranges, enc, full, s, e)
@@ -542,86 +556,7 @@ def small_dfa(node: Node, budget: _Budget) -> CharDFA:
 
 
 # ---------------------------------------------------------------------------------------------
-# Character DFA -> byte DFA
-
-
-def char_dfa_to_bytes(dfa: CharDFA, budget: _Budget) -> ByteDFA:
-    n = len(dfa)
-    byte_edges: list[list[Edge]] = []
-    memo: dict[frozenset, int] = {}
-
-    def build(items: frozenset) -> int:
-        node = memo.get(items)
-        if node is not None:
-            return node
-        node = len(byte_edges)
-        byte_edges.append([])
-        memo[items] = node
-        byte_edges[node] = fill(items)
-        return node
-
-    def fill(items) -> list[Edge]:
-        cuts = sorted({seq[0][0] for seq, _ in items} | {seq[0][1] + 1 for seq, _ in items})
-        row = []
-        for x, y in zip(cuts, cuts[1:]):
-            kids = [(seq[1:], t) for seq, t in items if seq[0][0] <= x and y - 1 <= seq[0][1]]
-            if not kids:
-                continue
-            if len(kids[0][0]) == 0:
-                row.append((x, y - 1, kids[0][1]))
-            else:
-                row.append((x, y - 1, build(frozenset(kids))))
-        return row
-
-    byte_edges.extend([] for _ in range(n))
-    for q in range(n):
-        row: list[Edge] = []
-        multi = []
-        for lo, hi, t in dfa.edges[q]:
-            if hi < 0x80:
-                row.append((lo, hi, t))
-            elif lo < 0x80:
-                row.append((lo, 0x7F, t))
-                multi.extend((s, t) for s in utf8_sequences(0x80, hi))
-            else:
-                multi.extend((s, t) for s in utf8_sequences(lo, hi))
-        if multi:
-            row.extend(fill(frozenset(multi)))
-        byte_edges[q] = row
-        if q & 1023 == 0:
-            budget.tick(len(byte_edges), "JSON schema byte automaton")
-    m = len(byte_edges)
-    budget.limits.check_states(m, "JSON schema byte automaton")
-    accepting = np.zeros(m, dtype=bool)
-    accepting[:n] = dfa.accepting
-
-    # Byte classes: the intervals between every edge boundary.
-    cuts = {0, 256}
-    for row in byte_edges:
-        for lo, hi, _ in row:
-            cuts.add(lo)
-            cuts.add(hi + 1)
-    cuts_sorted = np.array(sorted(cuts))
-    byte_class = (np.searchsorted(cuts_sorted, np.arange(256), side="right") - 1).astype(np.int32)
-    n_cls = len(cuts_sorted) - 1
-    src, clo, chi, tgt = [], [], [], []
-    for q, row in enumerate(byte_edges):
-        for lo, hi, t in row:
-            src.append(q)
-            clo.append(byte_class[lo])
-            chi.append(byte_class[hi])
-            tgt.append(t)
-    table = np.full((m, n_cls), -1, dtype=np.int32)
-    if src:
-        src_a, clo_a, chi_a, tgt_a = (np.array(x, dtype=np.int64) for x in (src, clo, chi, tgt))
-        span = chi_a - clo_a + 1
-        rows = np.repeat(src_a, span)
-        offs = np.arange(int(span.sum())) - np.repeat(np.cumsum(span) - span, span)
-        table[rows, np.repeat(clo_a, span) + offs] = np.repeat(tgt_a, span)
-    table, accepting, initial = _merge_equal_states(table, accepting, 0, budget)
-    groups = _equal_rows(np.ascontiguousarray(table.T))
-    cols = table[:, np.unique(groups, return_index=True)[1]]
-    return ByteDFA(np.ascontiguousarray(cols.astype(np.int32)), groups[byte_class].astype(np.int32), initial, accepting)
+# Byte DFA tables: merging equal rows (memory only)
 
 
 def _equal_rows(a: np.ndarray) -> np.ndarray:
@@ -703,9 +638,25 @@ def node_to_dfa(node: Node, limits: Limits | None = None) -> ByteDFA:
 # Character DFA -> plain tree (state elimination), for regex text of small automata.
 
 
+_ELIMINATION_STATES = 3000
+_ELIMINATION_SECONDS = 5.0
+
+
 def dfa_to_node(dfa: CharDFA) -> Node:
-    """A plain tree for a (small) character DFA, by state elimination."""
+    """A plain tree for a (small) character DFA, by state elimination.
+
+    Regex text is needed only for ``to_regex`` and grammar terminals; big intersections raise
+    `SchemaTooComplex` instead of growing without bound.
+    """
+    import time
+
     n = len(dfa)
+    if n > _ELIMINATION_STATES:
+        raise SchemaTooComplex(
+            f"a string constraint's automaton has {n:,} states, too many to write as regex text "
+            f"(limit {_ELIMINATION_STATES:,}); the regular path (no grammar) handles it",
+            budget="max_states", limit=_ELIMINATION_STATES)
+    stop = time.monotonic() + _ELIMINATION_SECONDS
     start, final = n, n + 1
     out: dict[int, dict[int, Node]] = {q: {} for q in range(n + 2)}
     inc: dict[int, set[int]] = {q: set() for q in range(n + 2)}
@@ -725,6 +676,10 @@ def dfa_to_node(dfa: CharDFA) -> Node:
             add(q, final, EMPTY)
     remaining = set(range(n))
     while remaining:
+        if time.monotonic() > stop:
+            raise SchemaTooComplex(
+                "writing a string constraint's automaton as regex text took too long "
+                f"(over {_ELIMINATION_SECONDS:g} s)", budget="max_seconds", limit=_ELIMINATION_SECONDS)
         k = min(remaining, key=lambda q: len(inc[q] - {q}) * len(set(out[q]) - {q}))
         remaining.discard(k)
         loop = out[k].pop(k, None)

@@ -107,7 +107,7 @@ class LazyJsonIndex:
                 r._bitmask = bm
         return bm
 
-    def build_all(self) -> "LazyJsonIndex":
+    def build_all(self) -> LazyJsonIndex:
         """Expand the whole DFA and compute every row now; returns self."""
         with self._lock:
             self.lazy.expand_all()

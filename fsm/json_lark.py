@@ -7,7 +7,7 @@ token of lookahead decides), and ``json_value`` is compact JSON. No ``%ignore``:
 exactly the compact one the regular path generates.
 
 >>> from fsm.json_ast import lit, seq, Ref
->>> print(to_lark(seq(lit("["), Ref("d0"), lit("]")), {"d0": lit("1")}))
+>>> print(to_lark(seq(lit("["), Ref("d0"), lit("]")), {"d0": lit("1")}), end="")
 start: "[" d0 "]"
 d0: "1"
 """
@@ -101,6 +101,20 @@ def nonempty(node: Node) -> Node:
     return Minus(node, frozenset({""}))
 
 
+def _starts_structural(node: Node) -> bool:
+    """Whether the value's text starts with { or [ (a container)."""
+    while isinstance(node, (Val, Seq, Alt)):
+        if isinstance(node, Val):
+            node = node.item
+        elif isinstance(node, Seq):
+            if not node.items:
+                return False
+            node = node.items[0]
+        else:
+            return any(_starts_structural(i) for i in node.items)
+    return isinstance(node, Lit) and node.text[:1] in ("{", "[")
+
+
 _PLAIN = re.compile(r"[ !#-\[\]-~]+")  # printable ASCII without quote and backslash
 
 
@@ -115,13 +129,16 @@ class _Writer:
         """A terminal for a non-empty, reference-free language."""
         if isinstance(node, Lit) and _PLAIN.fullmatch(node.text):
             return json.dumps(node.text)
-        return "/" + to_regex(node) + "/"
+        # lark rewrites \\" inside /.../ to \" (a bare quote): spell every quote as \x22 instead
+        return "/" + to_regex(node).replace('"', "\\x22") + "/"
 
     def maybe_term(self, node: Node) -> str:
         if node == EMPTY:
             return ""
         if node == NEVER:
-            raise ValueError("empty language inside a grammar")
+            from .errors import SchemaError
+
+            raise SchemaError("an empty language inside the schema's grammar")
         if nullable(node):
             ne = nonempty(node)
             return "" if ne == NEVER else "[" + self.term(ne) + "]"
@@ -143,10 +160,16 @@ class _Writer:
         if isinstance(node, Seq):
             return self.tokens(node.items)
         if isinstance(node, Alt):
-            whole = [i for i in node.items if not _has_ref(i, self.memo) and not isinstance(i, (Lit, Seq))]
-            alts = [self.expr(i) for i in node.items if _has_ref(i, self.memo)]
-            alts += [self.tokens(i.items if isinstance(i, Seq) else (i,)) for i in node.items
-                     if not _has_ref(i, self.memo) and isinstance(i, (Lit, Seq))]
+            with_refs = [i for i in node.items if _has_ref(i, self.memo)]
+            # Beside alternatives that the parser builds from { [ tokens, a regular object or array must
+            # be built from the same tokens: one whole-value terminal starting with { would swallow them.
+            split = [i for i in node.items if not _has_ref(i, self.memo) and (
+                isinstance(i, (Lit, Seq)) or (with_refs and _starts_structural(i)))]
+            whole = [i for i in node.items if not _has_ref(i, self.memo) and i not in split]
+            alts = [self.expr(i) for i in with_refs]
+            for i in split:
+                inner = i.item if isinstance(i, Val) else i
+                alts.append(self.structural(inner))
             optional = False
             if whole:
                 merged = alt(*[i.item if isinstance(i, Val) else i for i in whole])
@@ -170,6 +193,8 @@ class _Writer:
                 if node.lo == 1:
                     return f"{inner}+"
                 return f"{inner}~{node.lo} {inner}*"
+            if (node.lo, node.hi) == (0, 1):
+                return f"[{inner}]"
             if node.lo == node.hi:
                 return f"{inner}~{node.lo}"
             if node.lo == 0:
@@ -177,7 +202,17 @@ class _Writer:
             return f"{inner}~{node.lo}..{node.hi}"
         if isinstance(node, Members):
             return self.members(node)
-        raise ValueError(f"{type(node).__name__} cannot hold a grammar reference")
+        raise TypeError(f"{type(node).__name__} cannot hold a grammar reference")
+
+    def structural(self, node: Node) -> str:
+        """A regular value spelled with the parser's punctuation tokens (no whole-value terminal)."""
+        if isinstance(node, Alt):
+            return "(" + " | ".join(self.structural(i) for i in node.items) + ")"
+        if isinstance(node, Members):
+            return self.members(node)
+        if isinstance(node, Seq):
+            return self.tokens(node.items)
+        return self.tokens((node,))
 
     def tokens(self, items) -> str:
         """A sequence cut at JSON punctuation, so no terminal starts or ends with { } [ ] or ,.
@@ -236,6 +271,8 @@ class _Writer:
 
     def group(self, node: Node) -> str:
         text = self.expr(node)
+        if isinstance(node, Rep) and (node.lo, node.hi) == (0, 1) and _has_ref(node, self.memo):
+            return text  # already bracketed: [x]
         if isinstance(node, (Ref, Lit, Cls)) or (text.startswith("(") and text.endswith(")")) or " " not in text:
             return text if text else '""'
         return f"({text})"
@@ -289,8 +326,10 @@ class _Writer:
                     live.add(key)
                     changed = True
         if (0, 0, 0, False) not in live:
-            raise ValueError("object members admit no combination")
-        for key in names:
+            from .errors import SchemaError
+
+            raise SchemaError("object members admit no combination (minProperties/maxProperties/required)")
+        for key, rule in names.items():
             if key not in live:
                 continue
             alts = []
@@ -298,7 +337,7 @@ class _Writer:
                 if nxt is not None and nxt not in live:
                     continue
                 alts.append((text + " " + (names[nxt] if nxt is not None else "")).strip())
-            self.extra.append(f"{names[key]}: " + " | ".join(alts))
+            self.extra.append(f"{rule}: " + " | ".join(alts))
         return start
 
 
@@ -310,8 +349,72 @@ json_array: "[" [json_value ("," json_value)*] "]"
 """
 
 
+def _productive(node: Node, prod: set[str]) -> bool:
+    """Whether the language is non-empty when exactly the rules in ``prod`` are."""
+    if isinstance(node, Ref):
+        return node.name in prod or node.name == "json_value"
+    if isinstance(node, Seq):
+        return all(_productive(i, prod) for i in node.items)
+    if isinstance(node, Alt):
+        return any(_productive(i, prod) for i in node.items)
+    if isinstance(node, Rep):
+        return node.lo == 0 or _productive(node.item, prod)
+    if isinstance(node, Val):
+        return _productive(node.item, prod)
+    if isinstance(node, Members):
+        ok = [_productive(n, prod) for n, _, _ in node.items]
+        if any(lo > 0 and not good for (_, lo, _), good in zip(node.items, ok)):
+            return False
+        return sum(ok) >= min(node.min_count, 1)
+    return node != NEVER
+
+
+def _drop(node: Node, prod: set[str]) -> Node:
+    """``node`` with references to empty rules removed (alternatives dropped, sequences emptied)."""
+    if isinstance(node, Ref):
+        return node if node.name in prod or node.name == "json_value" else NEVER
+    if isinstance(node, Seq):
+        return seq(*[_drop(i, prod) for i in node.items])
+    if isinstance(node, Alt):
+        return alt(*[d for d in (_drop(i, prod) for i in node.items) if d != NEVER]) or NEVER
+    if isinstance(node, Rep):
+        return rep(_drop(node.item, prod), node.lo, node.hi)
+    if isinstance(node, Val):
+        inner = _drop(node.item, prod)
+        return NEVER if inner == NEVER else Val(inner)
+    if isinstance(node, Members):
+        items = []
+        for n, lo, hi in node.items:
+            d = _drop(n, prod)
+            if d == NEVER:
+                if lo > 0:
+                    return NEVER
+                continue
+            items.append((d, lo, hi))
+        return Members(tuple(items), node.sep, node.min_count, node.max_count) if items else NEVER
+    return node
+
+
 def to_lark(root: Node, rules: dict[str, Node], max_string_length: int | None = None) -> str:
-    """Lark text: ``start`` is ``root``; each rule of ``rules`` is a ``$ref`` target."""
+    """Lark text: ``start`` is ``root``; each rule of ``rules`` is a ``$ref`` target.
+
+    Rules whose language is empty (a ``$ref`` to ``false``, contradictory definitions) are removed
+    with every alternative that needs them. Raises `SchemaError` when nothing is left.
+    """
+    from .errors import SchemaError
+
+    prod: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for name, body in rules.items():
+            if name not in prod and _productive(body, prod):
+                prod.add(name)
+                changed = True
+    rules = {name: _drop(body, prod) for name, body in rules.items() if name in prod}
+    root = _drop(root, prod)
+    if root == NEVER:
+        raise SchemaError("the schema admits no JSON document at all (its constraints contradict each other)")
     w = _Writer()
     lines = [f"start: {w.expr(root) or chr(34) * 2}"]
     for name, node in rules.items():

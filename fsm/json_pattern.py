@@ -23,11 +23,11 @@ True
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache, lru_cache
 
 try:  # Python >= 3.11
     import re._constants as _c  # type: ignore[import-not-found]
-    import re._parser as _parser  # type: ignore[import-not-found]
+    from re import _parser  # type: ignore[import-not-found]
 except ImportError:  # pragma: no cover - Python 3.10
     import sre_constants as _c  # type: ignore[no-redef]
     import sre_parse as _parser  # type: ignore[no-redef]
@@ -57,7 +57,7 @@ def _ranges_of(chars) -> Ranges:
     return normalize_ranges((ord(c), ord(c)) for c in chars)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _unicode_class(escape: str) -> Ranges:
     """Every code point Python's ``re`` puts in ``\\d``/``\\w``/``\\s`` (str patterns)."""
     everything = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF)
@@ -151,7 +151,7 @@ class _Translator:
         if op is _c.BRANCH:
             return alt(*[self.seq(b, flags) for b in av[1]])
         if op is _c.SUBPATTERN:
-            group, add, remove, p = av
+            _, add, remove, p = av
             return self.seq(p, (flags | add) & ~remove)
         if op in (_c.MAX_REPEAT, _c.MIN_REPEAT):
             lo, hi, p = av
@@ -172,7 +172,7 @@ class _Translator:
         if len(items) == 1 and items[0][0] is _c.BRANCH:
             return alt(*[self.top(b, flags) for b in items[0][1][1]])
         if len(items) == 1 and items[0][0] is _c.SUBPATTERN:
-            group, add, remove, p = items[0][1]
+            _, add, remove, p = items[0][1]
             return self.top(p, (flags | add) & ~remove)
         start = end = False
         while items and items[0][0] is _c.AT and items[0][1] in (_c.AT_BEGINNING, _c.AT_BEGINNING_STRING):

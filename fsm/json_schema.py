@@ -20,9 +20,9 @@ Policies (see docs/json-schema.md):
 - ``oneOf`` is exact: branches are used as ``anyOf`` only when they provably exclude each other;
   ``oneof="anyof"`` opts into anyOf semantics.
 
->>> s = JsonSchema({"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]})
+>>> s = JsonSchema({"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]})
 >>> s.to_regex()
-'\\\\{"a":(?:\\\\-[1-9][0-9]{0,19}|0|[1-9][0-9]{0,19})\\\\}'
+'\\\\{"ok":(?:true|false)\\\\}'
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from functools import cached_property
 from typing import Any
 from urllib.parse import unquote, urldefrag, urljoin
 
-from .errors import SchemaError, SchemaTooComplex, SpecTooComplex, UnsupportedSchema
+from .errors import SchemaError, SchemaTooComplex, SpecError, SpecTooComplex, UnsupportedSchema
 from .json_ast import (
     ANY_CHAR,
     EMPTY,
@@ -45,10 +45,10 @@ from .json_ast import (
     And,
     Cls,
     Enc,
+    Lit,
     Members,
     Minus,
     Node,
-    Lit,
     Ref,
     Val,
     alt,
@@ -64,6 +64,7 @@ from .json_pattern import pattern_node
 from .limits import DEFAULT_LIMITS, Limits
 
 _ROOT_URI = "urn:fsm-json-schema:root"
+_NFA_STATES_BEFORE_GRAMMAR = 300_000
 _TYPES = ("null", "boolean", "object", "array", "string", "number", "integer")
 
 _OBJECT_KW = {"properties", "required", "additionalProperties", "patternProperties", "propertyNames",
@@ -96,7 +97,7 @@ class _Loc:
     ptr: str
     base: str
 
-    def at(self, *keys) -> "_Loc":
+    def at(self, *keys) -> _Loc:
         sub, ptr = self.schema, self.ptr
         for k in keys:
             sub = sub[k]
@@ -148,7 +149,7 @@ def _ptr_unescape(part: str) -> str:
 
 
 class _Translator:
-    def __init__(self, root: Any, opts: "JsonSchema", limits: Limits):
+    def __init__(self, root: Any, opts: JsonSchema, limits: Limits):
         self.root = root
         self.opts = opts
         self.draft = _draft_of(root)
@@ -170,6 +171,7 @@ class _Translator:
         self.resources[_ROOT_URI] = (root, "")
         self._index(root, "", root_base)
         self._validator_cls = None
+        self._memo: dict[tuple, tuple] = {}
         self.grammar = False  # grammar mode: every pure $ref is a rule, {} is the json_value rule
         self.rules: dict[str, Node] = {}
         self.rule_names: dict[str, str] = {}
@@ -250,13 +252,13 @@ class _Translator:
 
     def is_valid(self, value: Any, locs: list[_Loc], flat: list[_Loc] | None = None) -> bool:
         if flat is not None:
-            quick = _quick_valid(value, flat)
+            quick = _quick_valid(value, flat, self.draft)
             if quick is not None:
                 return quick
         v = self._validator()
         try:
             return all(v.evolve(schema=loc.schema).is_valid(value) for loc in locs)
-        except Exception as exc:  # a schema jsonschema cannot evaluate (bad regex, remote ref...)
+        except Exception as exc:  # noqa: BLE001 - a schema jsonschema cannot evaluate (bad regex, remote ref)
             raise SchemaError(f"cannot evaluate enum/const values against the schema: {exc}") from None
 
     # -- the main recursion ---------------------------------------------------------------------------
@@ -275,6 +277,17 @@ class _Translator:
 
     def value(self, locs: list[_Loc], depth: int) -> Node:
         """The language of JSON values valid against every schema in ``locs``."""
+        # A finished translation never depended on the refs being expanded around it (a cycle would
+        # have raised), so the same schemas at the same depth give the same tree: share it.
+        key = (tuple((id(loc.schema), loc.base) for loc in locs), depth)
+        hit = self._memo.get(key)
+        if hit is not None and all(a.schema is b.schema for a, b in zip(hit[0], locs)):
+            return hit[1]
+        node = self._value(locs, depth)
+        self._memo[key] = (tuple(locs), node)
+        return node
+
+    def _value(self, locs: list[_Loc], depth: int) -> Node:
         self.tick()
         if self.grammar and len(locs) == 1:
             ref = _pure_ref(locs[0].schema, self.draft)
@@ -399,7 +412,6 @@ class _Translator:
 
     def _check_exclusive(self, base: list[_Loc], loc: _Loc, nodes: list[Node]) -> None:
         """oneOf as anyOf is exact only if no generated value of one branch validates another."""
-        branches = loc.schema["oneOf"]
         live = [j for j, n in enumerate(nodes) if n != NEVER]
         for a in live:
             for b in live:
@@ -408,7 +420,6 @@ class _Translator:
                         f"oneOf at {loc.ptr or '/'}: branches {a} and {b} can match the same value, so "
                         "'exactly one' cannot be enforced; pass oneof='anyof' to accept anyOf semantics",
                         "oneOf", loc.ptr + "/oneOf")
-        del branches
 
     def _excludes(self, base: list[_Loc], a: _Loc, b: _Loc) -> bool:
         """True when every value valid for ``base + a`` is invalid for ``b``."""
@@ -427,7 +438,8 @@ class _Translator:
             if name in fb["forbidden"]:
                 return True
         for name in fa["required"]:
-            if name in fb["forbidden"]:
+            # b forbids it: properties: {name: false}, or a closed object that does not declare it
+            if name in fb["forbidden"] or any(name not in declared for declared in fb["closed"]):
                 return True
         return False
 
@@ -447,10 +459,12 @@ class _Translator:
         consts: dict[str, list] = {}
         required: set[str] = set()
         forbidden: set[str] = set()
+        closed: list[set[str]] = []
         for f in flat:
             s = f.schema
             if s is False:
-                return {"types": set(), "values": [], "consts": {}, "required": set(), "forbidden": set()}
+                return {"types": set(), "values": [], "consts": {}, "required": set(), "forbidden": set(),
+                        "closed": []}
             ts = self._types_of(s, f)
             if ts is not None:
                 types &= ts
@@ -463,16 +477,15 @@ class _Translator:
                     forbidden.add(name)
                 elif isinstance(sub, dict) and ("const" in sub or "enum" in sub):
                     consts[name] = sub["enum"] if "enum" in sub else [sub["const"]]
-            if s.get("additionalProperties") is False:
-                declared = set(s.get("properties") or {})
-                if not s.get("patternProperties"):
-                    forbidden |= {n for n in required if n not in declared}
+            if s.get("additionalProperties") is False and not s.get("patternProperties"):
+                closed.append(set(s.get("properties") or {}))
         if "integer" in types:
             types.add("number")
         if "number" in types:
             types.add("integer")
         consts = {k: v for k, v in consts.items() if k in required}
-        return {"types": types, "values": values, "consts": consts, "required": required, "forbidden": forbidden}
+        return {"types": types, "values": values, "consts": consts, "required": required, "forbidden": forbidden,
+                "closed": closed}
 
     def _types_of(self, s: dict, loc: _Loc) -> set[str] | None:
         t = s.get("type")
@@ -774,10 +787,10 @@ class _Translator:
         for f in schemas:
             s = f.schema
             props = s.get("properties") or {}
-            if name in props:
+            # a declared name is also checked by every patternProperties entry it matches
+            matched = name in props
+            if matched:
                 out.append(f.at("properties", name))
-                continue
-            matched = False
             for pat in (s.get("patternProperties") or {}):
                 if _search(pat, name, f):
                     out.append(f.at("patternProperties", pat))
@@ -972,7 +985,6 @@ class _Translator:
             node = self.value(locs_at(i), depth + 1)
             elems.append(node)
         # rest elements beyond the prefix
-        k_lo = max(0, min_i - n)
         k_hi = None if max_i is None else max_i - n
         if rest_allowed and (k_hi is None or k_hi > 0):
             rest_locs = [r for r in rest_locs if r.schema is not True]
@@ -1066,9 +1078,8 @@ class _Translator:
         if min_c == 0:
             hit = NEVER
         sep = lit(self.layout.sep(depth))
-        if hit == NEVER:
-            if min_c > 0:
-                return NEVER
+        if hit == NEVER and min_c > 0:
+            return NEVER
         seq_items: list[tuple[Node, int, int | None]] = []
         for _ in range(min_c):
             seq_items.append((item, 0, None))
@@ -1097,7 +1108,7 @@ _JSON_TYPE = {type(None): "null", bool: "boolean", str: "string", int: "integer"
               list: "array", dict: "object"}
 
 
-def _quick_valid(v: Any, flat: list[_Loc]) -> bool | None:
+def _quick_valid(v: Any, flat: list[_Loc], draft: int = 2020) -> bool | None:
     """Validity of a literal value against flat schemas for the common keywords; None: ask jsonschema."""
     t = _JSON_TYPE.get(type(v))
     if t is None or t in ("array", "object"):
@@ -1116,7 +1127,7 @@ def _quick_valid(v: Any, flat: list[_Loc]) -> bool | None:
                 if s.get("nullable") is True and v is None:
                     continue
                 ok = t in ts or (t == "integer" and "number" in ts) or (
-                    t == "number" and "integer" in ts and float(v).is_integer())
+                    t == "number" and "integer" in ts and float(v).is_integer() and draft > 4)
                 if not ok:
                     return False
             elif kw in ("enum", "const"):
@@ -1216,7 +1227,7 @@ def _search(pattern: str, text: str, loc: _Loc) -> bool:
 
 
 def _load(schema: Any) -> Any:
-    if isinstance(schema, bool) or isinstance(schema, dict):
+    if isinstance(schema, (bool, dict)):
         return schema
     if isinstance(schema, str):
         try:
@@ -1226,7 +1237,7 @@ def _load(schema: Any) -> Any:
     if isinstance(schema, type) and hasattr(schema, "model_json_schema"):
         try:
             return schema.model_json_schema()
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - pydantic raises many kinds; all mean "no schema"
             raise SchemaError(f"pydantic could not produce a JSON schema for {schema.__name__}: {exc}") from None
     raise SchemaError(
         f"JsonSchema takes a dict, a JSON string, a bool or a pydantic model class, got {type(schema).__name__}")
@@ -1330,7 +1341,7 @@ class JsonSchema:
         return node_to_dfa(self.node(), limits)
 
     def _build(self, vocab, limits: Limits | None = None):
-        node, ng = self._translate(limits)
+        _, ng = self._translate(limits)
         if ng is not None:
             try:
                 from .grammar import Grammar  # type: ignore[attr-defined]
@@ -1343,7 +1354,23 @@ class JsonSchema:
         from .json_dfa import LazyByteDFA
         from .json_index import LazyJsonIndex
 
-        lazy = LazyByteDFA(*node_nfa(self.node(), limits))
+        limits = limits or DEFAULT_LIMITS
+        try:
+            # A regular schema whose $refs expand past this many NFA states is cheaper as a grammar
+            # (each $ref one rule): try that before giving up.
+            nfa_limits = Limits(min(limits.max_states, _NFA_STATES_BEFORE_GRAMMAR), limits.max_seconds,
+                                limits.max_index_bytes)
+            trans, eps, start, final, _ = node_nfa(self.node(), nfa_limits)
+            lazy = LazyByteDFA(trans, eps, start, final, limits)
+        except SchemaTooComplex as exc:
+            if self._indent is not None or exc.budget != "max_states":
+                raise
+            from .grammar import Grammar
+
+            try:
+                return Grammar(self.to_grammar(limits))._build(vocab, limits)
+            except SpecError:
+                raise exc from None
         if LazyJsonIndex.usable(lazy, vocab):
             return LazyJsonIndex(lazy, vocab, fingerprint=self.fingerprint, limits=limits)
         from .index import RegexIndex  # token-level dead ends need the eager index's pruning
@@ -1356,9 +1383,9 @@ class JsonSchema:
         Every ``$ref`` becomes a rule, unconstrained values the ``json_value`` rule; the regular parts
         between them become single regex terminals.
 
-        >>> print(JsonSchema({"type": "array", "items": {"$ref": "#"}}).to_grammar())
+        >>> print(JsonSchema({"type": "array", "items": {"$ref": "#"}, "maxItems": 2}).to_grammar(), end="")
         start: d0
-        d0: "[" [d0 ("," d0)*] "]"
+        d0: ("[" d0 [("," d0)] "]" | "[" "]")
         """
         if self._indent is not None:
             raise UnsupportedSchema("recursive schemas and {} values support whitespace='compact' only",
@@ -1366,7 +1393,8 @@ class JsonSchema:
         t = _Translator(self.schema, self, limits or DEFAULT_LIMITS)
         t.grammar = True
         try:
-            root = t.value([_Loc(self.schema, "", t.root_base)], 0)
+            # the root as a rule, so "#" references share it
+            root = Ref(t.rule(t.root_base + "#", _Loc(self.schema, "", t.root_base)))
         except SpecTooComplex as exc:
             if isinstance(exc, SchemaTooComplex):
                 raise

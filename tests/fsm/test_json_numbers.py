@@ -10,7 +10,14 @@ from hypothesis import strategies as st
 
 from fsm.json_ast import NEVER, And, to_regex
 from fsm.json_automaton import node_to_dfa
-from fsm.json_numbers import Bounds, decimal_range, divisible_integers, integer_range, natural_range, number_node
+from fsm.json_numbers import (
+    Bounds,
+    decimal_range,
+    divisible_integers,
+    integer_range,
+    natural_range,
+    number_node,
+)
 
 bound = st.one_of(st.none(), st.integers(-10**7, 10**7), st.integers(-60, 60))
 

@@ -7,13 +7,13 @@ import json
 import random
 import re
 import warnings
-from typing import Literal, Optional, Union
+from typing import Literal
 
 import pytest
 from pydantic import BaseModel, Field
 
 import fsm
-from fsm.errors import SchemaError, SchemaTooComplex, SpecError, UnsupportedSchema
+from fsm.errors import SchemaTooComplex, SpecError, UnsupportedSchema
 from fsm.json_schema import JsonSchema
 
 from .json_helpers import compact, random_walk, validator
@@ -174,6 +174,11 @@ def test_one_of_exact_when_branches_exclude_each_other():
         JsonSchema(overlapping).to_dfa()
     assert err.value.keyword == "oneOf"
     assert acc({"oneOf": [{"type": "integer"}, {"type": "string"}]}, 1, "s") == [True, True]
+    closed = {"oneOf": [{"type": "object", "properties": {"a": {"type": "null"}}, "required": ["a"],
+                         "additionalProperties": False},
+                        {"type": "object", "properties": {"b": {"type": "null"}}, "required": ["b"],
+                         "additionalProperties": False}]}
+    assert acc(closed, {"a": None}, {"b": None}, {}) == [True, True, False]
     assert acc(overlapping, 3, oneof="anyof") == [True]
 
 
@@ -304,13 +309,13 @@ class Person(BaseModel):
     reasoning: str = Field(max_length=20)
     name: str
     age: int = Field(ge=0, le=150)
-    email: Optional[str] = None
+    email: str | None = None
     color: Color
     kind: Literal["a", "b"]
     tags: list[str] = Field(default_factory=list, max_length=3)
     scores: dict[str, float] = Field(default_factory=dict)
     address: Address
-    either: Union[int, str] = 0
+    either: int | str = 0
 
 
 def test_pydantic_model_keeps_field_order_and_validates(vocab):
@@ -338,3 +343,22 @@ def test_matcher_masks_with_the_real_vocabulary(vocab, tokenizer):
     for t in tokenizer.encode('{"ok":true}', add_special_tokens=False):
         m.advance(t)
     assert m.is_accepting() and set(m.allowed_token_ids().tolist()) == set(vocab.eos_token_ids)
+
+
+def test_any_value_through_the_grammar_engine(vocab, tokenizer):
+    from .json_helpers import accepts_text
+
+    s = {"type": "object", "properties": {"id": {"type": "integer"}, "payload": {}}, "required": ["id", "payload"],
+         "additionalProperties": False}
+    spec = JsonSchema(s)
+    assert spec.is_recursive and "json_value" in spec.to_grammar()
+    index = fsm.compile(spec, vocab, cache=False)
+    assert accepts_text(index, tokenizer, '{"id":1,"payload":{"a":[1,"x",null,{"b":true}]}}')
+    assert not accepts_text(index, tokenizer, '{"id":1,"payload":{"a":[1,]}}')
+    assert not accepts_text(index, tokenizer, '{"payload":1,"id":1}')
+    rnd = random.Random(5)
+    v = validator(s)
+    for _ in range(5):
+        text, done = random_walk(index, vocab, rnd, max_tokens=60, eos_bias=0.8)
+        if done:
+            assert v.is_valid(json.loads(text)), text
