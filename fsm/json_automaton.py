@@ -85,6 +85,216 @@ class CharDFA:
         return self.accepting[s]
 
 
+_COUNTER_MIN = 24  # a counted repeat with at least this many optional copies becomes a counter block
+_UNIT_MAX = 64  # ... when its item is a DFA of at most this many states
+_LOCAL_BITS = 40
+_PRODUCT_MAX = 4_000_000  # states of a lazy length product (its liveness table is this many int32)
+
+
+class CounterBlock:
+    """``Rep(item, lo, hi)`` as virtual NFA states ``(k, g)``: k items done, ``g`` a state of the
+    item's DFA (0: between items). Expanding ``hi`` copies of the item would cost ``hi`` times its
+    states up front (``maxLength: 10000`` strings are common); the lazy DFA asks for the few
+    states a token walk reaches instead. Every state can finish the block (the unit DFA is trimmed
+    and ``lo <= hi``), so no state is dead.
+    """
+
+    def __init__(self, unit: CharDFA, lo: int, hi: int, end: int):
+        self.unit, self.lo, self.hi, self.end = unit, lo, hi, end
+        self.m = len(unit)
+
+    def edges(self, local: int) -> list[Edge]:
+        k, g = divmod(local, self.m)
+        if g == 0 and k >= self.hi:
+            return []
+        return [(lo, hi, (k, t)) for lo, hi, t in self.unit.edges[g]]  # type: ignore[misc]
+
+    def all_edges(self):
+        return (edge for row in self.unit.edges for edge in row)
+
+    def eps(self, local: int) -> list:
+        k, g = divmod(local, self.m)
+        out: list = []
+        if g == 0:
+            if k >= self.lo:
+                out.append(self.end)
+        elif self.unit.accepting[g]:
+            out.append((k + 1, 0))
+        return out
+
+
+def _escape_trie() -> tuple[list[dict[int, int]], dict[int, int]]:
+    """A trie of every JSON escape this library writes for a character that must be escaped.
+
+    ``(children, leaf_char)``: node 0 is before the backslash; a leaf maps to its decoded character.
+    """
+    import re
+
+    from .json_ast import to_regex
+
+    children: list[dict[int, int]] = [{}]
+    leaf: dict[int, int] = {}
+    for lo, hi in _MUST_ESCAPE:
+        for c in range(lo, hi + 1):
+            rx = re.compile(to_regex(encoded_char(((c, c),), False)))
+            short = [chr(c) if chr(c) in '"\\' else {8: "b", 9: "t", 10: "n", 12: "f", 13: "r"}.get(c, "")]
+            cands = {"\\" + x for x in short if x} | {f"\\u{c:04x}", f"\\u{c:04X}", f"\\u{c:04x}".upper().replace("\\U", "\\u")}
+            hexs = f"{c:04x}"
+            if any(ch.isalpha() for ch in hexs):
+                cands |= {"\\u" + "".join(v) for v in _case_variants(hexs)}
+            for text in sorted(x for x in cands if rx.fullmatch(x)):
+                node = 0
+                for ch in text:
+                    nxt = children[node].get(ord(ch))
+                    if nxt is None:
+                        nxt = len(children)
+                        children.append({})
+                        children[node][ord(ch)] = nxt
+                    node = nxt
+                leaf[node] = c
+    return children, leaf
+
+
+def _case_variants(s: str):
+    if not s:
+        yield ""
+        return
+    for rest in _case_variants(s[1:]):
+        yield from {s[0].lower() + rest, s[0].upper() + rest}
+
+
+_ESCAPES: tuple | None = None
+
+
+class ProductBlock(CounterBlock):
+    """A DFA ``unit`` run for ``lo..hi`` characters, as virtual states ``(k, q, e)``: k characters
+    read, ``q`` the DFA state, ``e`` the progress through a JSON escape (0: none; with ``enc``).
+    Only live states get edges: ``live(k, q)`` iff ``q`` accepts some length in ``[lo - k, hi - k]``
+    (lengths per state by a backward sweep, one numpy step per length).
+    """
+
+    def __init__(self, unit: CharDFA, lo: int, hi: int, end: int, cum: np.ndarray, enc: bool = False):
+        super().__init__(unit, lo, hi, end)
+        self.cum = cum
+        self.enc = enc
+        global _ESCAPES
+        if enc and _ESCAPES is None:
+            children, leaf = _escape_trie()
+            below: list[set[int]] = [set() for _ in children]  # decoded characters under each node
+            for node in range(len(children) - 1, -1, -1):
+                if node in leaf:
+                    below[node].add(leaf[node])
+                for child in children[node].values():
+                    below[node] |= below[child]
+            _ESCAPES = (children, leaf, below)
+        self.n_esc = len(_ESCAPES[0]) if enc else 1
+        self.m = len(unit) * self.n_esc
+
+    @staticmethod
+    def lengths(unit: CharDFA, hi: int, budget) -> np.ndarray:
+        """``cum[j, q]``: how many lengths below ``j`` state ``q`` accepts a text of."""
+        n = len(unit)
+        src = np.array([q for q, row in enumerate(unit.edges) for _ in row], dtype=np.int64)
+        dst = np.array([t for row in unit.edges for _, _, t in row], dtype=np.int64)
+        reach = np.zeros((hi + 1, n), dtype=bool)  # reach[j, q]: q accepts some text of length j
+        reach[0] = np.asarray(unit.accepting, dtype=bool)
+        for j in range(1, hi + 1):
+            reach[j, src[reach[j - 1, dst]]] = True
+            if j & 255 == 0:
+                budget.deadline.check("JSON schema automaton")
+        return np.concatenate([np.zeros((1, n), dtype=np.int32), np.cumsum(reach, axis=0, dtype=np.int32)])
+
+    def live(self, k: int, q: int) -> bool:
+        a, b = max(0, self.lo - k), self.hi - k
+        return b >= a and bool(self.cum[b + 1, q] - self.cum[a, q] > 0)
+
+    def _next(self, k: int, q: int, c: int) -> int:
+        """The unit state after decoded character ``c`` if it is live at ``k + 1``, else -1."""
+        t = self.unit.step(q, c)
+        return t if t >= 0 and self.live(k + 1, t) else -1
+
+    def edges(self, local: int) -> list[Edge]:
+        k, g = divmod(local, self.m)
+        q, e = divmod(g, self.n_esc)
+        if k >= self.hi:
+            return []
+        ne = self.n_esc
+        if e == 0:
+            out = []
+            for lo, hi, t in self.unit.edges[q]:
+                if not self.live(k + 1, t):
+                    continue
+                for a, b in (subtract(((lo, hi),), _MUST_ESCAPE) if self.enc else ((lo, hi),)):
+                    out.append((a, b, (k + 1, t * ne)))
+            if self.enc:
+                children, _, below = _ESCAPES
+                for ch, child in children[0].items():
+                    if any(self._next(k, q, c) >= 0 for c in below[child]):
+                        out.append((ch, ch, (k, q * ne + child)))
+                out.sort()
+            return out  # type: ignore[return-value]
+        children, leaf, below = _ESCAPES
+        out = []
+        for ch, child in sorted(children[e].items()):
+            if child in leaf:
+                t = self._next(k, q, leaf[child])
+                if t >= 0:
+                    out.append((ch, ch, (k + 1, t * ne)))
+            elif any(self._next(k, q, c) >= 0 for c in below[child]):
+                out.append((ch, ch, (k, q * ne + child)))
+        return out  # type: ignore[return-value]
+
+    def eps(self, local: int) -> list:
+        k, g = divmod(local, self.m)
+        q, e = divmod(g, self.n_esc)
+        return [self.end] if e == 0 and self.unit.accepting[q] and self.lo <= k <= self.hi else []
+
+    def all_edges(self):
+        yield from (edge for row in self.unit.edges for edge in row)
+        if self.enc:
+            for row in _ESCAPES[0]:
+                for ch, child in row.items():
+                    yield (ch, ch, child)
+
+
+class Counters:
+    """The counter blocks of one NFA; virtual state ids are negative: ``-1 - (block << 40 | local)``."""
+
+    def __init__(self):
+        self.blocks: list[CounterBlock] = []
+        self.units: dict = {}
+        self.entries: list[tuple[int, int]] = []
+
+    def add(self, block: CounterBlock) -> int:
+        self.blocks.append(block)
+        return -1 - ((len(self.blocks) - 1) << _LOCAL_BITS)
+
+    def _split(self, q: int) -> tuple[int, CounterBlock, int]:
+        x = -1 - q
+        b = x >> _LOCAL_BITS
+        return b, self.blocks[b], x & ((1 << _LOCAL_BITS) - 1)
+
+    def _id(self, b: int, block: CounterBlock, kg) -> int:
+        if isinstance(kg, int):
+            return kg  # a real state (the block's end)
+        k, g = kg
+        return -1 - ((b << _LOCAL_BITS) | (k * block.m + g))
+
+    def edges(self, q: int) -> list[Edge]:
+        """Character edges of virtual state ``q``."""
+        b, block, local = self._split(q)
+        return [(lo, hi, self._id(b, block, t)) for lo, hi, t in block.edges(local)]
+
+    def eps(self, q: int) -> list[int]:
+        b, block, local = self._split(q)
+        return [self._id(b, block, t) for t in block.eps(local)]
+
+    def all_edges(self):
+        """Every distinct edge range a block can take (for spellability checks)."""
+        for block in self.blocks:
+            yield from block.all_edges()
+
+
 class _Budget:
     def __init__(self, limits: Limits):
         self.limits = limits
@@ -102,12 +312,15 @@ class _Budget:
 class NFA:
     """Character NFA under construction: range edges and epsilon edges."""
 
-    def __init__(self, budget: _Budget):
+    def __init__(self, budget: _Budget, counters: bool = False):
         self.trans: list[list[Edge]] = []
         self.eps: list[list[int]] = []
         self.budget = budget
         self._enc_cache: dict[tuple, Node] = {}
         self._small: dict[Node, CharDFA] = {}
+        # Long counted repeats become `CounterBlock`s (virtual states, see there) when the consumer
+        # supports them: the lazy DFA does, `determinize` does not.
+        self.counters = Counters() if counters else None
 
     def new(self) -> int:
         self.trans.append([])
@@ -158,6 +371,10 @@ class NFA:
                 self.eps[self.build(it, s, enc, full)].append(e)
             return e
         if isinstance(node, Rep):
+            if self.counters is not None and node.hi is not None and node.hi - node.lo >= _COUNTER_MIN:
+                e = self._counter(node, s, enc, full)
+                if e is not None:
+                    return e
             for _ in range(node.lo):
                 s = self.build(node.item, s, enc, full)
             if node.hi is None and isinstance(node.item, Cls):
@@ -186,6 +403,10 @@ class NFA:
             d = trim_dfa(CharDFA([list(r) for r in node.edges], list(node.accepting)))
             return self.embed(d or _EMPTY_DFA, s, enc)
         if isinstance(node, (And, Minus)):
+            if self.counters is not None and isinstance(node, And):
+                e = self._length_product(node, s, enc)
+                if e is not None:
+                    return e
             d = self._small.get(node)
             if d is None:
                 d = self._small[node] = small_dfa(node, self.budget)
@@ -193,6 +414,67 @@ class NFA:
         if isinstance(node, Ref):
             raise SchemaError(f"rule reference {node.name!r} needs the grammar engine")
         raise TypeError(f"unknown node {node!r}")
+
+    def _counter(self, node: Rep, s: int, enc: bool, full: bool) -> int | None:
+        """``node`` as a counter block from ``s``; None when its item is too big to be a unit."""
+        key = (node.item, enc, full)
+        unit = self.counters.units.get(key, False)
+        if unit is False:
+            sub = NFA(self.budget)
+            st = sub.new()
+            en = sub.build(node.item, st, enc, full)
+            unit = None
+            if sub.trim(en)[st] and len(sub.trans) <= 4 * _UNIT_MAX:
+                d = trim_dfa(determinize(sub, st, en, self.budget))
+                # state 0 must mean "between items": not re-entered, not accepting (item non-empty)
+                if d is not None and len(d) <= _UNIT_MAX and not d.accepting[0] and not any(
+                        t == 0 for row in d.edges for _, _, t in row):
+                    unit = d
+            self.counters.units[key] = unit
+        if unit is None:
+            return None
+        end = self.new()
+        block = CounterBlock(unit, node.lo, node.hi, end)
+        self.eps[s].append(self.counters.add(block))
+        self.counters.entries.append((s, end))
+        return end
+
+    def _length_product(self, node: And, s: int, enc: bool) -> int | None:
+        """``And(L, Rep(Cls, lo, hi))`` with a long count as a lazy product block, or None.
+
+        The product of a format's DFA (hundreds of states) with ``maxLength: 255`` has ~10^5 states;
+        `ProductBlock` makes only those a token walk reaches.
+        """
+        counts = [it for it in node.items if isinstance(it, Rep) and isinstance(it.item, Cls) and it.hi is not None]
+        rest = [it for it in node.items if it not in counts]
+        if not counts or not rest:
+            return None
+        lo = max(c.lo for c in counts)
+        hi = min(c.hi for c in counts)
+        ranges = counts[0].item.ranges
+        for c in counts[1:]:
+            ranges = intersect(ranges, c.item.ranges)
+        if hi - lo < _COUNTER_MIN or hi < lo:
+            return None
+        key = ("product", tuple(rest), ranges, lo, hi, enc)
+        shared = self.counters.units.get(key, False)
+        if shared is False:
+            shared = None
+            d = small_dfa(rest[0] if len(rest) == 1 else And(tuple(rest)), self.budget)
+            n = len(d)
+            edges = [[(a, b, t) for a0, b0, t in row for a, b in intersect(((a0, b0),), ranges)] for row in d.edges]
+            if n * (hi + 1) <= _PRODUCT_MAX and n >= 2:
+                unit = CharDFA(edges, d.accepting)
+                shared = (unit, ProductBlock.lengths(unit, hi, self.budget))
+            self.counters.units[key] = shared
+        if shared is None:
+            return None
+        end = self.new()
+        block = ProductBlock(shared[0], lo, hi, end, shared[1], enc)
+        if block.live(0, 0):
+            self.eps[s].append(self.counters.add(block))
+            self.counters.entries.append((s, end))
+        return end
 
     def _cls_to(self, ranges, enc: bool, full: bool, s: int, e: int) -> None:
         """Edges from ``s`` to ``e`` for one character of ``ranges`` (JSON-encoded when ``enc``)."""
@@ -299,7 +581,12 @@ class NFA:
             for _, _, t in self.trans[q]:
                 rev[t].append(q)
             for t in self.eps[q]:
-                rev[t].append(q)
+                if t >= 0:
+                    rev[t].append(q)
+        if self.counters is not None:
+            # every state of a counter block can finish it: its entry is live when its exit is
+            for entry, exit_ in self.counters.entries:
+                rev[exit_].append(entry)
         live = [False] * n
         live[final] = True
         stack = [final]
@@ -315,8 +602,8 @@ class NFA:
                 if any(not live[t] for _, _, t in tr):
                     self.trans[q] = [e for e in tr if live[e[2]]]
                 ep = self.eps[q]
-                if any(not live[t] for t in ep):
-                    self.eps[q] = [t for t in ep if live[t]]
+                if any(t >= 0 and not live[t] for t in ep):
+                    self.eps[q] = [t for t in ep if t < 0 or live[t]]
         return live
 
 
@@ -602,14 +889,16 @@ def _merge_equal_states(table: np.ndarray, accepting: np.ndarray, initial: int, 
 
 
 def node_nfa(node: Node, limits: Limits | None = None):
-    """The trimmed character NFA of ``node``: ``(trans, eps, start, final, limits)``.
+    """The trimmed character NFA of ``node``: ``(trans, eps, start, final, limits, counters)``.
+
+    ``counters`` holds the virtual states of long counted repeats (negative ids, see `Counters`).
 
     Raises `SchemaError` when the language is empty.
     """
     limits = limits or DEFAULT_LIMITS
     budget = _Budget(limits)
     try:
-        nfa = NFA(budget)
+        nfa = NFA(budget, counters=True)
         start = nfa.new()
         final = nfa.build(node, start)
         live = nfa.trim(final)
@@ -621,7 +910,7 @@ def node_nfa(node: Node, limits: Limits | None = None):
         raise SchemaTooComplex("the schema is nested too deeply to compile", budget="recursion") from None
     if not live[start]:
         raise SchemaError("the schema admits no JSON document at all (its constraints contradict each other)")
-    return nfa.trans, nfa.eps, start, final, limits
+    return nfa.trans, nfa.eps, start, final, limits, nfa.counters
 
 
 def node_to_dfa(node: Node, limits: Limits | None = None) -> ByteDFA:

@@ -28,8 +28,10 @@ from .regex import ByteDFA
 class LazyByteDFA:
     """Subset construction over a byte NFA, one state at a time."""
 
-    def __init__(self, trans, eps, start: int, final: int, limits: Limits | None = None):
+    def __init__(self, trans, eps, start: int, final: int, limits: Limits | None = None, counters=None):
         self.limits = limits or DEFAULT_LIMITS
+        self._counters = counters  # virtual (negative) NFA states of long counted repeats
+        self._vbtrans: dict[int, list[tuple[int, int, int]]] = {}
         # Byte edges are derived per NFA state on first use; UTF-8 continuation states are appended.
         self._char_trans = trans
         self._btrans: list[list[tuple[int, int, int]] | None] = [None] * len(trans)
@@ -63,33 +65,39 @@ class LazyByteDFA:
         return q
 
     def _byte_edges(self, q: int) -> list[tuple[int, int, int]]:
-        out = self._btrans[q]
+        out = self._btrans[q] if q >= 0 else self._vbtrans.get(q)
         if out is None:
             from .json_automaton import utf8_sequences
 
             out = []
-            for lo, hi, t in self._char_trans[q]:
+            for lo, hi, t in (self._char_trans[q] if q >= 0 else self._counters.edges(q)):
                 if lo < 0x80:
                     out.append((lo, min(hi, 0x7F), t))
                 if hi >= 0x80:
                     for seq in utf8_sequences(max(lo, 0x80), hi):
                         out.append((seq[0][0], seq[0][1], self._chain(seq[1:], t)))
-            self._btrans[q] = out
+            if q >= 0:
+                self._btrans[q] = out
+            else:
+                self._vbtrans[q] = out
         return out
+
+    def _eps_of(self, q: int) -> list[int]:
+        return self._eps[q] if q >= 0 else self._counters.eps(q)
 
     # -- state sets -------------------------------------------------------------------------------
     def _closure(self, q: int) -> frozenset:
         r = self._closures.get(q)
         if r is None:
-            eps = self._eps
-            if not eps[q]:
+            eps_of = self._eps_of
+            if not eps_of(q):
                 r = frozenset((q,))
             else:
                 seen = {q}
                 stack = [q]
                 while stack:
                     x = stack.pop()
-                    for y in eps[x]:
+                    for y in eps_of(x):
                         if y not in seen:
                             seen.add(y)
                             stack.append(y)
@@ -196,7 +204,10 @@ class LazyByteDFA:
         def lead(c: int) -> int:
             return chr(c).encode("utf-8", "surrogatepass")[0]
 
-        for edges in self._char_trans:
+        rows = list(self._char_trans)
+        if self._counters is not None:
+            rows.append(list(self._counters.all_edges()))
+        for edges in rows:
             for lo, hi, _ in edges:
                 a, b = (lo, hi) if hi < 0x80 else (lo, 0x7F) if lo < 0x80 else (lead(lo), lead(hi))
                 spell = prefix[b + 1] > prefix[a]

@@ -1,10 +1,12 @@
 """Write a translated JSON schema (`json_ast` tree with ``Ref`` nodes) as a Lark grammar.
 
-Only the parts that need a grammar are grammar: every maximal run of regular pieces between
-references becomes one regex terminal (so ambiguity inside it is the DFA's business, not LALR's),
-``Members`` becomes one rule per position (the separator fused into the next key's terminal so one
-token of lookahead decides), and ``json_value`` is compact JSON. No ``%ignore``: the layout is
-exactly the compact one the regular path generates.
+Terminals are JSON lexemes: the punctuation ``{ } [ ] ,``, a key with its colon (``"name":``), one
+scalar value (a string with its constraints, a number range, ``true``...; the alternatives of a value
+that start alike merged into one terminal, so ambiguity inside it is the DFA's business, not LALR's).
+Objects and arrays are rules, ``Members`` one rule per position. Small terminals keep the terminal
+DFAs and the product lexer cheap, and a key never shares a terminal with the value after it, so the
+keys of sibling alternatives never fight over the same text. ``json_value`` is compact JSON. No
+``%ignore``: the layout is exactly the compact one the regular path generates.
 
 >>> from fsm.json_ast import lit, seq, Ref
 >>> print(to_lark(seq(lit("["), Ref("d0"), lit("]")), {"d0": lit("1")}), end="")
@@ -115,12 +117,112 @@ def _starts_structural(node: Node) -> bool:
     return isinstance(node, Lit) and node.text[:1] in ("{", "[")
 
 
+def _lexeme(node: Node, memo: dict) -> bool:
+    """Whether the (reference-free) language stays inside one JSON lexeme: no value, member list or
+    punctuation in it (a string whose text has punctuation is conservatively not one)."""
+    r = memo.get(node)
+    if r is None:
+        if isinstance(node, (Val, Members, Ref)):
+            r = False
+        elif isinstance(node, Lit):
+            r = not any(c in node.text for c in "{}[],:")
+        elif isinstance(node, (Seq, Alt)):
+            r = all(_lexeme(i, memo) for i in node.items)
+        elif isinstance(node, Rep):
+            r = _lexeme(node.item, memo)
+        else:  # Cls, Enc, And, Minus, Auto: characters of a string or number
+            r = True
+        memo[node] = r
+    return r
+
+
+def _firsts(node: Node) -> frozenset[str]:
+    """How the text can start: ``{ [ ,`` for punctuation, ``s`` for a scalar or key lexeme, ``r`` for a
+    grammar rule, ``""`` when it can be empty."""
+    if isinstance(node, Lit):
+        return frozenset(node.text[0] if node.text[0] in "{[," else "s")
+    if isinstance(node, Seq):
+        out: set[str] = set()
+        for i in node.items:
+            f = _firsts(i)
+            out |= f - {""}
+            if "" not in f:
+                return frozenset(out)
+        return frozenset(out | {""})
+    if isinstance(node, Alt):
+        return frozenset().union(*[_firsts(i) for i in node.items])
+    if isinstance(node, Rep):
+        return _firsts(node.item) | ({""} if node.lo == 0 else set())
+    if isinstance(node, Val):
+        return _firsts(node.item)
+    if isinstance(node, Members):
+        out = set().union(*[_firsts(n) - {""} for n, _, _ in node.items])
+        return frozenset(out | ({""} if node.min_count == 0 else set()))
+    if isinstance(node, Ref):
+        return frozenset("r")
+    return frozenset("s")
+
+
+def _longest_first(node: Node) -> tuple:
+    """Order of a union terminal's alternatives: lark's regex takes the first one that matches, so
+    numbers with a fraction go before integers (``0.5`` must not lex as ``0``), literals last and
+    longest first."""
+    if isinstance(node, Lit):
+        return (2, -len(node.text))
+    try:
+        text = to_regex(node)
+    except ValueError:
+        return (1, 0)
+    return (0 if "\\." in text else 1, 0)
+
+
+def _wrap(text: str) -> str:
+    """``text`` as one grammar atom (parenthesized unless it already is one)."""
+    if not text:
+        return '""'
+    if " " not in text:
+        return text
+    if text[0] in "([" and text[-1] == {"(": ")", "[": "]"}[text[0]]:
+        depth = 0
+        for i, ch in enumerate(text):  # the opening bracket must close only at the end
+            if ch in "([":
+                depth += 1
+            elif ch in ")]":
+                depth -= 1
+                if depth == 0 and i < len(text) - 1:
+                    break
+            elif ch in "\"/":  # literals and regexes may hold brackets: give up, parenthesize
+                break
+        else:
+            return text
+    return f"({text})"
+
+
+def _rep_text(inner: str, lo: int, hi: int | None) -> str:
+    """Lark repetition of an atom."""
+    if hi is None:
+        if lo == 0:
+            return f"{inner}*"
+        if lo == 1:
+            return f"{inner}+"
+        return f"{inner}~{lo} {inner}*"
+    if (lo, hi) == (0, 1):
+        return f"[{inner}]"
+    if lo == hi:
+        return f"{inner}~{lo}"
+    if lo == 0:
+        return f"[{inner}~1..{hi}]"
+    return f"{inner}~{lo}..{hi}"
+
+
 _PLAIN = re.compile(r"[ !#-\[\]-~]+")  # printable ASCII without quote and backslash
 
 
 class _Writer:
     def __init__(self):
         self.memo: dict = {}
+        self.lex_memo: dict = {}
+        self.values: dict[Node, str] = {}
         self.extra: list[str] = []
         self.n_members = 0
         self.need_json = False
@@ -146,11 +248,7 @@ class _Writer:
 
     def expr(self, node: Node) -> str:
         if not _has_ref(node, self.memo):
-            if isinstance(node, Val):
-                return self.maybe_term(node.item)
-            if isinstance(node, (Lit, Seq)):
-                return self.tokens(node.items if isinstance(node, Seq) else (node,))
-            return self.maybe_term(node)
+            return self.split(node)
         if isinstance(node, Ref):
             if node.name == "json_value":
                 self.need_json = True
@@ -158,124 +256,153 @@ class _Writer:
         if isinstance(node, Val):
             return self.expr(node.item)
         if isinstance(node, Seq):
-            return self.tokens(node.items)
+            return self.split(node)
         if isinstance(node, Alt):
-            with_refs = [i for i in node.items if _has_ref(i, self.memo)]
-            # Beside alternatives that the parser builds from { [ tokens, a regular object or array must
-            # be built from the same tokens: one whole-value terminal starting with { would swallow them.
-            split = [i for i in node.items if not _has_ref(i, self.memo) and (
-                isinstance(i, (Lit, Seq)) or (with_refs and _starts_structural(i)))]
-            whole = [i for i in node.items if not _has_ref(i, self.memo) and i not in split]
-            alts = [self.expr(i) for i in with_refs]
-            for i in split:
-                inner = i.item if isinstance(i, Val) else i
-                alts.append(self.structural(inner))
-            optional = False
-            if whole:
-                merged = alt(*[i.item if isinstance(i, Val) else i for i in whole])
+            return self.alternatives(node)
+        if isinstance(node, Rep):
+            return _rep_text(self.group(node.item), node.lo, node.hi)
+        if isinstance(node, Members):
+            return self.members(node)
+        raise TypeError(f"{type(node).__name__} cannot hold a grammar reference")
+
+    def split(self, node: Node) -> str:
+        """The text cut into JSON lexemes: punctuation, ``"key":``, one scalar value per terminal.
+
+        Lexeme pieces collect in a segment (a string's quotes and content, a number's digits) that
+        becomes one terminal at the next punctuation, colon, value or rule.
+        """
+        parts: list[str] = []
+        seg: list[Node] = []
+        state = {"string": False, "esc": False}
+        self._emit(node, parts, seg, state)
+        self._flush(parts, seg)
+        return " ".join(parts)
+
+    def _flush(self, parts: list[str], seg: list[Node]) -> None:
+        if seg:
+            t = self.maybe_term(seq(*seg))
+            if t:
+                parts.append(t)
+            seg.clear()
+
+    def _emit(self, node: Node, parts: list[str], seg: list[Node], state: dict) -> None:
+        if isinstance(node, Lit):
+            self._emit_lit(node.text, parts, seg, state)
+        elif isinstance(node, Seq):
+            for it in node.items:
+                self._emit(it, parts, seg, state)
+        elif state["string"] or _lexeme(node, self.lex_memo):
+            seg.append(node)  # characters of the current string or number
+        else:
+            self._flush(parts, seg)
+            if _has_ref(node, self.memo):
+                t = self.group(node)
+            elif isinstance(node, Val):
+                t = self.value_rule(node)
+            elif isinstance(node, Members):
+                t = self.members(node)
+            elif isinstance(node, Alt):
+                t = self.alternatives(node)
+            elif isinstance(node, Rep):
+                t = _rep_text(_wrap(self.split(node.item)), node.lo, node.hi)
+            else:
+                t = self.maybe_term(node)
+            if t:
+                parts.append(t)
+
+    def value_rule(self, node: Val) -> str:
+        """A structured regular value as its own rule, one per distinct value: the grammar stays
+        linear in the tree (lark would multiply out groups inlined side by side)."""
+        name = self.values.get(node)
+        if name is None:
+            body = self.split(node.item)
+            if " " not in body:
+                return body
+            name = self.values[node] = f"v{len(self.values)}"
+            self.extra.append(f"{name}: {body}")
+        return name
+
+    def _emit_lit(self, text: str, parts: list[str], seg: list[Node], state: dict) -> None:
+        """Literal text, cut after each punctuation mark and after a key's colon."""
+        buf = ""
+        for ch in text:
+            if state["string"]:
+                buf += ch
+                if state["esc"]:
+                    state["esc"] = False
+                elif ch == "\\":
+                    state["esc"] = True
+                elif ch == '"':
+                    state["string"] = False
+            elif ch in "{}[],":
+                if buf:
+                    seg.append(lit(buf))
+                    buf = ""
+                self._flush(parts, seg)
+                parts.append(json.dumps(ch))
+            elif ch == ":":
+                seg.append(lit(buf + ch))
+                buf = ""
+                self._flush(parts, seg)
+            else:
+                buf += ch
+                if ch == '"':
+                    state["string"] = True
+        if buf:
+            seg.append(lit(buf))
+
+    def alternatives(self, node: Alt) -> str:
+        """Alternatives grouped by how they start, so one token decides between the groups.
+
+        Regular scalars (and keys) become one union terminal; the one object and the one array are
+        split (besides the empty ``{}``/``[]``). Where several structured alternatives start alike,
+        splitting them would make LALR choose before the text tells them apart: the regular ones stay
+        one union terminal (the ones with rules are spelled out, as they must be).
+        """
+        optional = False
+        groups: dict[str, list[Node]] = {}
+        for it in node.items:
+            if it == EMPTY:
+                optional = True
+                continue
+            f = _firsts(it)
+            groups.setdefault(next(iter(f)) if len(f) == 1 else "?", []).append(it)
+        alts: list[str] = []
+        for kind, items in groups.items():
+            regular = [i for i in items if not _has_ref(i, self.memo)]
+            structured = [i for i in items if not (isinstance(i, Lit) and i.text in ("{}", "[]"))]
+            if kind in "{[" and len(regular) < len(items):
+                # beside an object or array the parser builds from { [ tokens, a regular one must be
+                # built from the same tokens: a whole-value terminal starting with { would swallow them
+                alts.extend(self.split(i.item if isinstance(i, Val) else i) for i in items)
+                continue
+            if kind == "?" or (len(structured) > 1 and not (kind == "s" and all(
+                    _lexeme(i, self.lex_memo) for i in items))):
+                alts.extend(self.expr(i) for i in items if i not in regular)
+            elif kind == "s" and len(regular) > 1:
+                alts.extend(self.expr(i) for i in items if i not in regular)
+            else:
+                alts.extend(self.split(i.item if isinstance(i, Val) else i) for i in items)
+                continue
+            if regular:  # one terminal for the alike-starting regular alternatives (as before)
+                merged = alt(*sorted((i.item if isinstance(i, Val) else i for i in regular), key=_longest_first))
                 if nullable(merged):
                     optional = True
                     merged = nonempty(merged)
                 if merged != NEVER:
                     alts.append(self.term(merged))
-            if any(a == "" for a in alts):
-                optional = True
-                alts = [a for a in alts if a]
-            body = " | ".join(dict.fromkeys(alts))
-            if not body:
-                return ""
-            return f"[{body}]" if optional else f"({body})"
-        if isinstance(node, Rep):
-            inner = self.group(node.item)
-            if node.hi is None:
-                if node.lo == 0:
-                    return f"{inner}*"
-                if node.lo == 1:
-                    return f"{inner}+"
-                return f"{inner}~{node.lo} {inner}*"
-            if (node.lo, node.hi) == (0, 1):
-                return f"[{inner}]"
-            if node.lo == node.hi:
-                return f"{inner}~{node.lo}"
-            if node.lo == 0:
-                return f"[{inner}~1..{node.hi}]"
-            return f"{inner}~{node.lo}..{node.hi}"
-        if isinstance(node, Members):
-            return self.members(node)
-        raise TypeError(f"{type(node).__name__} cannot hold a grammar reference")
-
-    def structural(self, node: Node) -> str:
-        """A regular value spelled with the parser's punctuation tokens (no whole-value terminal)."""
-        if isinstance(node, Alt):
-            return "(" + " | ".join(self.structural(i) for i in node.items) + ")"
-        if isinstance(node, Members):
-            return self.members(node)
-        if isinstance(node, Seq):
-            return self.tokens(node.items)
-        return self.tokens((node,))
-
-    def tokens(self, items) -> str:
-        """A sequence cut at JSON punctuation, so no terminal starts or ends with { } [ ] or ,.
-
-        Whole regular values stay one terminal each; keys and strings stay whole.
-        """
-        parts: list[str] = []
-        seg: list[Node] = []
-        state = {"string": False, "esc": False}
-
-        def flush() -> None:
-            if seg:
-                t = self.maybe_term(seq(*seg))
-                if t:
-                    parts.append(t)
-                seg.clear()
-
-        for it in items:
-            if isinstance(it, Val) and not _has_ref(it, self.memo):
-                flush()
-                t = self.maybe_term(it.item)
-                if t:
-                    parts.append(t)
-            elif _has_ref(it, self.memo):
-                flush()
-                t = self.group(it)
-                if t:
-                    parts.append(t)
-            elif isinstance(it, Lit):
-                buf = ""
-                for ch in it.text:
-                    if state["string"]:
-                        buf += ch
-                        if state["esc"]:
-                            state["esc"] = False
-                        elif ch == "\\":
-                            state["esc"] = True
-                        elif ch == '"':
-                            state["string"] = False
-                    elif ch in "{}[],":
-                        if buf:
-                            seg.append(lit(buf))
-                            buf = ""
-                        flush()
-                        parts.append(json.dumps(ch))
-                    else:
-                        buf += ch
-                        if ch == '"':
-                            state["string"] = True
-                if buf:
-                    seg.append(lit(buf))
-            else:
-                seg.append(it)
-        flush()
-        return " ".join(parts)
+        if any(a == "" for a in alts):
+            optional = True
+        body = " | ".join(dict.fromkeys(a for a in alts if a))
+        if not body:
+            return ""
+        return f"[{body}]" if optional else f"({body})"
 
     def group(self, node: Node) -> str:
         text = self.expr(node)
         if isinstance(node, Rep) and (node.lo, node.hi) == (0, 1) and _has_ref(node, self.memo):
             return text  # already bracketed: [x]
-        if isinstance(node, (Ref, Lit, Cls)) or (text.startswith("(") and text.endswith(")")) or " " not in text:
-            return text if text else '""'
-        return f"({text})"
+        return _wrap(text)
 
     def members(self, m: Members) -> str:
         """One rule per (item, occurrences, count, started) state, as the automaton has."""

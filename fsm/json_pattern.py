@@ -167,22 +167,38 @@ class _Translator:
         raise self.fail(f"the construct {op}")
 
     def top(self, items, flags: int) -> Node:
-        """Search semantics: unanchored ends match anything before/after."""
+        """Search semantics: unanchored ends match anything before/after.
+
+        Python's parser hoists a common prefix out of alternatives (``^$|^a$`` becomes ``^(?:$|a$)``),
+        so a ``$`` may sit at the end of the last alternative group rather than of the pattern.
+        """
         items = list(items)
         if len(items) == 1 and items[0][0] is _c.BRANCH:
             return alt(*[self.top(b, flags) for b in items[0][1][1]])
         if len(items) == 1 and items[0][0] is _c.SUBPATTERN:
             _, add, remove, p = items[0][1]
             return self.top(p, (flags | add) & ~remove)
-        start = end = False
+        start = False
         while items and items[0][0] is _c.AT and items[0][1] in (_c.AT_BEGINNING, _c.AT_BEGINNING_STRING):
             items.pop(0)
             start = True
+        return seq(EMPTY if start else rep(Cls(ANY_CHAR), 0, None), self.tail(items, flags))
+
+    def tail(self, items, flags: int) -> Node:
+        """``items`` then anything, unless they end with ``$`` (possibly inside a final group)."""
+        items = list(items)
+        end = False
         while items and items[-1][0] is _c.AT and items[-1][1] in (_c.AT_END, _c.AT_END_STRING):
             items.pop()
             end = True
-        anything = rep(Cls(ANY_CHAR), 0, None)
-        return seq(EMPTY if start else anything, self.seq(items, flags), EMPTY if end else anything)
+        if end:
+            return self.seq(items, flags)
+        if items and items[-1][0] is _c.BRANCH:
+            return seq(self.seq(items[:-1], flags), alt(*[self.tail(b, flags) for b in items[-1][1][1]]))
+        if items and items[-1][0] is _c.SUBPATTERN:
+            _, add, remove, p = items[-1][1]
+            return seq(self.seq(items[:-1], flags), self.tail(p, (flags | add) & ~remove))
+        return seq(self.seq(items, flags), rep(Cls(ANY_CHAR), 0, None))
 
 
 def _ecma_to_python(pattern: str) -> str:

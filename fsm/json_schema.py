@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 import math
 import re
 import warnings
@@ -65,6 +66,7 @@ from .limits import DEFAULT_LIMITS, Limits
 
 _ROOT_URI = "urn:fsm-json-schema:root"
 _NFA_STATES_BEFORE_GRAMMAR = 300_000
+_GRAMMAR_FALLBACK_CHARS = 60_000
 _TYPES = ("null", "boolean", "object", "array", "string", "number", "integer")
 
 _OBJECT_KW = {"properties", "required", "additionalProperties", "patternProperties", "propertyNames",
@@ -1341,6 +1343,7 @@ class JsonSchema:
         return node_to_dfa(self.node(), limits)
 
     def _build(self, vocab, limits: Limits | None = None):
+        started = time.monotonic()
         _, ng = self._translate(limits)
         if ng is not None:
             try:
@@ -1360,15 +1363,22 @@ class JsonSchema:
             # (each $ref one rule): try that before giving up.
             nfa_limits = Limits(min(limits.max_states, _NFA_STATES_BEFORE_GRAMMAR), limits.max_seconds,
                                 limits.max_index_bytes)
-            trans, eps, start, final, _ = node_nfa(self.node(), nfa_limits)
-            lazy = LazyByteDFA(trans, eps, start, final, limits)
+            trans, eps, start, final, _, counters = node_nfa(self.node(), nfa_limits)
+            lazy = LazyByteDFA(trans, eps, start, final, limits, counters)
         except SchemaTooComplex as exc:
             if self._indent is not None or exc.budget != "max_states":
+                raise
+            # lark's LALR construction cannot be interrupted: try the grammar only while there is
+            # time left and the grammar is of a size it builds in seconds
+            if time.monotonic() - started > limits.max_seconds / 3:
                 raise
             from .grammar import Grammar
 
             try:
-                return Grammar(self.to_grammar(limits))._build(vocab, limits)
+                text = self.to_grammar(limits)
+                if len(text) > _GRAMMAR_FALLBACK_CHARS:
+                    raise exc from None
+                return Grammar(text)._build(vocab, limits)
             except SpecError:
                 raise exc from None
         if LazyJsonIndex.usable(lazy, vocab):
@@ -1380,12 +1390,12 @@ class JsonSchema:
     def to_grammar(self, limits: Limits | None = None) -> str:
         """Lark grammar text (compact JSON, no ``%ignore``): for recursive schemas and ``{}`` values.
 
-        Every ``$ref`` becomes a rule, unconstrained values the ``json_value`` rule; the regular parts
-        between them become single regex terminals.
+        Every ``$ref`` becomes a rule, unconstrained values the ``json_value`` rule; terminals are
+        JSON lexemes (punctuation, ``"key":``, one scalar value).
 
         >>> print(JsonSchema({"type": "array", "items": {"$ref": "#"}, "maxItems": 2}).to_grammar(), end="")
         start: d0
-        d0: ("[" d0 [("," d0)] "]" | "[" "]")
+        d0: ("[" "]" | "[" d0 [("," d0)] "]")
         """
         if self._indent is not None:
             raise UnsupportedSchema("recursive schemas and {} values support whitespace='compact' only",

@@ -129,6 +129,42 @@ def test_pattern_and_format_with_length():
     assert acc(d, "2024-02-29", "2023-02-29") == [True, False]
 
 
+@pytest.mark.parametrize("schema", [
+    {"type": "string", "maxLength": 10000},
+    {"type": "string", "minLength": 30, "maxLength": 40},
+    {"type": "string", "format": "uri", "maxLength": 255},
+    {"type": "string", "format": "email", "minLength": 30, "maxLength": 60},
+    {"type": "string", "pattern": "^[a-z]+(-[a-z]+)*$", "minLength": 25, "maxLength": 64},
+    {"type": "array", "items": {"type": "boolean"}, "maxItems": 60},
+])
+def test_long_counts_are_exact_without_expanding_them(schema, vocab):
+    """Long maxLength/maxItems compile as lazy counter and product blocks: exact at the bounds."""
+    spec = JsonSchema(schema)
+    dfa = spec.to_dfa()
+    lo = schema.get("minLength", schema.get("minItems", 0))
+    hi = schema.get("maxLength", schema.get("maxItems"))
+    if schema["type"] == "array":
+        make = lambda n: compact([True] * n)  # noqa: E731
+    elif "format" in schema:
+        make = lambda n: compact("a" * (n - 8) + "@b.co.uk") if schema["format"] == "email" else compact(  # noqa: E731
+            "http://x/" + "a" * (n - 9))
+    elif "pattern" in schema:
+        make = lambda n: compact("ab-" + "c" * (n - 3))  # noqa: E731
+    else:
+        make = lambda n: compact("x" * n)  # noqa: E731
+    assert dfa.accepts(make(max(lo, 10)).encode()) and dfa.accepts(make(hi).encode())
+    assert not dfa.accepts(make(hi + 1).encode())
+    if lo > 10:
+        assert dfa.accepts(make(lo).encode()) and not dfa.accepts(make(lo - 1).encode())
+    index = fsm.compile(spec, vocab, cache=False)
+    check = validator(schema)
+    rnd = random.Random(7)
+    for _ in range(6):
+        text, finished = random_walk(index, vocab, rnd, max_tokens=80, eos_bias=0.3)
+        if finished:
+            check.validate(json.loads(text))
+
+
 def test_integers_numbers_bounds_and_multiple_of():
     i = {"type": "integer", "minimum": -3, "exclusiveMaximum": 10, "multipleOf": 3}
     assert acc(i, -3, 0, 9) == [True] * 3
