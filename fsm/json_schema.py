@@ -291,6 +291,11 @@ class _Translator:
 
     def _value(self, locs: list[_Loc], depth: int) -> Node:
         self.tick()
+        if self.grammar and len(locs) > 1:
+            # what is left of a parent beside an anyOf branch is often empty: a branch that is a
+            # pure (recursive) $ref must still become a rule reference
+            kept = [loc for loc in locs if not _trivial(loc.schema)]
+            locs = kept if kept else locs[:1]
         if self.grammar and len(locs) == 1:
             ref = _pure_ref(locs[0].schema, self.draft)
             if ref is not None:
@@ -434,6 +439,8 @@ class _Translator:
             return all(not self.is_valid(v, [b]) for v in fa["values"])
         # a property both require, with values that cannot coincide
         for name, va in fa["consts"].items():
+            if name not in fa["required"]:
+                continue  # a's values may omit it, and then b's const on it says nothing
             vb = fb["consts"].get(name)
             if vb is not None and not (set(map(_canon, va)) & set(map(_canon, vb))):
                 return True
@@ -485,7 +492,7 @@ class _Translator:
             types.add("number")
         if "number" in types:
             types.add("integer")
-        consts = {k: v for k, v in consts.items() if k in required}
+        # consts hold whenever the property is present (required or not)
         return {"types": types, "values": values, "consts": consts, "required": required, "forbidden": forbidden,
                 "closed": closed}
 
@@ -1174,6 +1181,15 @@ def _quick_valid(v: Any, flat: list[_Loc], draft: int = 2020) -> bool | None:
 
 _REF_SIBLINGS_OK = {"$ref", "title", "description", "$comment", "default", "examples", "example", "readOnly",
                     "writeOnly", "deprecated"}
+
+
+_NO_CONSTRAINT = {"title", "description", "$comment", "default", "examples", "example", "readOnly", "writeOnly",
+                  "deprecated", "$schema"}
+
+
+def _trivial(s: Any) -> bool:
+    """A schema every value satisfies, by its keys alone (true, {}, annotations only)."""
+    return s is True or (isinstance(s, dict) and set(s) <= _NO_CONSTRAINT)
 
 
 def _pure_ref(s: Any, draft: int) -> str | None:

@@ -216,6 +216,15 @@ def test_one_of_exact_when_branches_exclude_each_other():
                          "additionalProperties": False}]}
     assert acc(closed, {"a": None}, {"b": None}, {}) == [True, True, False]
     assert acc(overlapping, 3, oneof="anyof") == [True]
+    # the discriminator is required by the parent schema, its const set in each branch
+    parent = {"type": "object", "properties": {"t": {"type": "string"}}, "required": ["t"], "oneOf": [
+        {"properties": {"t": {"const": "a"}, "x": {"type": "integer"}}},
+        {"properties": {"t": {"const": "b"}, "y": {"type": "integer"}}}]}
+    assert acc(parent, {"t": "a", "x": 1}, {"t": "b", "y": 2}, {"t": "c"}, {"x": 1}) == [True, True, False, False]
+    optional = {"type": "object", "properties": {"t": {"type": "string"}}, "oneOf": [
+        {"properties": {"t": {"const": "a"}}}, {"properties": {"t": {"const": "b"}}}]}
+    with pytest.raises(UnsupportedSchema):  # {} matches both branches
+        JsonSchema(optional).to_dfa()
 
 
 def test_refs_defs_anchors_and_ids():
@@ -244,6 +253,26 @@ def test_recursive_schema_goes_to_the_grammar_engine(vocab):
     v = validator(tree)
     for _ in range(6):
         text, done = random_walk(index, vocab, rnd, max_tokens=120)
+        if done:
+            assert v.is_valid(json.loads(text)), text
+
+
+def test_recursive_ref_inside_any_of_branches(vocab, tokenizer):
+    """A pure $ref branch of an anyOf recurses as a rule even though the parent has other keywords."""
+    node = {"$defs": {"node": {"type": "object", "properties": {
+        "kids": {"type": "array", "items": {"anyOf": [{"$ref": "#/$defs/node"}, {"type": "string", "maxLength": 2}]},
+                 "description": "children"}},
+        "required": ["kids"], "additionalProperties": False}}, "$ref": "#/$defs/node"}
+    index = fsm.compile(JsonSchema(node), vocab, cache=False)
+    from .json_helpers import accepts_text
+
+    assert accepts_text(index, tokenizer, compact({"kids": ["ab", {"kids": [{"kids": []}]}]}))
+    assert not accepts_text(index, tokenizer, compact({"kids": ["abc"]}))
+    assert not accepts_text(index, tokenizer, compact({"kids": [{"kid": []}]}))
+    v = validator(node)
+    rnd = random.Random(3)
+    for _ in range(6):
+        text, done = random_walk(index, vocab, rnd, max_tokens=100)
         if done:
             assert v.is_valid(json.loads(text)), text
 
