@@ -218,6 +218,15 @@ def _rep_text(inner: str, lo: int, hi: int | None) -> str:
 _PLAIN = re.compile(r"[ !#-\[\]-~]+")  # printable ASCII without quote and backslash
 
 
+_ANY = Ref("json_value")
+
+
+def _unval(node: Node) -> Node:
+    while isinstance(node, Val):
+        node = node.item
+    return node
+
+
 class _Writer:
     def __init__(self):
         self.memo: dict = {}
@@ -258,6 +267,11 @@ class _Writer:
         if isinstance(node, Seq):
             return self.split(node)
         if isinstance(node, Alt):
+            if any(_unval(i) == _ANY for i in node.items):
+                # any value already holds every alternative: keep it alone, or its terminals would
+                # compete with theirs for the same text
+                self.need_json = True
+                return "[json_value]" if any(nullable(i) for i in node.items) else "json_value"
             return self.alternatives(node)
         if isinstance(node, Rep):
             return _rep_text(self.group(node.item), node.lo, node.hi)

@@ -38,7 +38,7 @@ from functools import cached_property
 from typing import Any
 from urllib.parse import unquote, urldefrag, urljoin
 
-from .errors import SchemaError, SchemaTooComplex, SpecError, SpecTooComplex, UnsupportedSchema
+from .errors import GrammarError, SchemaError, SchemaTooComplex, SpecError, SpecTooComplex, UnsupportedSchema
 from .json_ast import (
     ANY_CHAR,
     EMPTY,
@@ -1089,6 +1089,10 @@ class _Translator:
         sep = lit(self.layout.sep(depth))
         if hit == NEVER and min_c > 0:
             return NEVER
+        if _unval(hit) == _unval(item) and min_c > 0:
+            # every item matches contains (contains: true, or implied by items): just a count
+            body = Members(((item, max(min_i, min_c), max_i),), sep, max(min_i, min_c, 1), max_i)
+            return self.layout.container("[", "]", body, False, depth)
         seq_items: list[tuple[Node, int, int | None]] = []
         for _ in range(min_c):
             seq_items.append((item, 0, None))
@@ -1098,6 +1102,12 @@ class _Translator:
             return NEVER
         body = Members(tuple(seq_items), sep, max(min_i, 1), max_i)
         return self.layout.container("[", "]", body, min_i == 0 and min_c == 0, depth)
+
+
+def _unval(node: Node) -> Node:
+    while isinstance(node, Val):
+        node = node.item
+    return node
 
 
 def _meet(a: set[str], b: set[str]) -> set[str]:
@@ -1368,7 +1378,13 @@ class JsonSchema:
                 raise UnsupportedSchema(
                     f"this schema is not regular ({ng}) and the grammar engine is not available", "$ref",
                     ng.pointer) from None
-            return Grammar(self.to_grammar(limits))._build(vocab, limits)
+            try:
+                return Grammar(self.to_grammar(limits))._build(vocab, limits)
+            except GrammarError as exc:
+                raise UnsupportedSchema(
+                    f"this schema needs the grammar engine ({ng}), and its translation is not a grammar "
+                    f"the engine can enforce exactly (alternatives that only a later token tells apart): {exc}",
+                    "anyOf" if "ambiguous" in str(exc) else None, ng.pointer) from None
         from .json_automaton import node_nfa
         from .json_dfa import LazyByteDFA
         from .json_index import LazyJsonIndex
