@@ -41,12 +41,14 @@ class Grammar:
         h = hashlib.sha256(f"{self.start}\x00{self.max_ignore}\x00{self.lark_text}".encode("utf-8", "surrogatepass"))
         return "grammar:" + h.hexdigest()[:32]
 
-    def _build(self, vocab, limits: Limits | None = None):
+    def _build(self, vocab, limits: Limits | None = None, seconds: float | None = None):
+        """The token index; ``seconds`` bounds lark's table construction (default: the limits' budget)."""
         from .grammar_index import GrammarIndex
-        from .grammar_lark import load_lark
+        from .grammar_lark import load_lark_bounded
         from .grammar_lexer import build_lexer
+        from .limits import DEFAULT_LIMITS
 
-        g = load_lark(self.lark_text, self.start)
+        g = load_lark_bounded(self.lark_text, self.start, seconds or (limits or DEFAULT_LIMITS).max_seconds)
         singles = np.zeros(256, dtype=bool)
         for t in vocab.tokens:
             if t is not None and len(t) == 1:

@@ -364,3 +364,59 @@ def _check_productive(parser, text: str, start: str) -> None:
             f"rule {name!r}{_where(line)} can never derive a finite string (every alternative recurses "
             f"forever){'' if len(bad) == 1 else f'; also: {bad[1:]}'}"
         )
+
+
+_FORK_LINES = 300  # grammars with more lines build their LALR table in a child process, under a deadline
+
+
+def load_lark_bounded(text: str, start: str = "start", seconds: float | None = None) -> LarkGrammar:
+    """`load_lark` that gives up after ``seconds`` with `SpecTooComplex` instead of hanging.
+
+    lark's LALR construction is pure Python and cannot be interrupted; for big grammars (generated
+    from large JSON schemas it can take minutes) it runs in a forked child that is killed on time.
+
+    >>> load_lark_bounded('start: "a"', seconds=5).table.start_state >= 0
+    True
+    """
+    import multiprocessing as mp
+    import os
+
+    if seconds is None or text.count("\n") < _FORK_LINES or "fork" not in mp.get_all_start_methods() or os.name != "posix":
+        return load_lark(text, start)
+    from .errors import SpecTooComplex
+
+    ctx = mp.get_context("fork")
+    parent, child = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child_load, args=(text, start, child), daemon=True)
+    proc.start()
+    child.close()
+    try:
+        if not parent.poll(seconds):
+            raise SpecTooComplex(
+                f"grammar: lark's LALR table did not finish within {seconds:g} s (the budget max_seconds); "
+                "simplify the spec or raise Limits.max_seconds", budget="max_seconds", limit=seconds)
+        try:
+            kind, payload = parent.recv()
+        except EOFError:
+            raise GrammarError("the grammar could not be built (the worker building its LALR table died)") from None
+    finally:
+        if proc.is_alive():
+            proc.kill()
+        proc.join()
+        parent.close()
+    if kind == "ok":
+        return payload
+    raise GrammarError(payload)
+
+
+def _child_load(text: str, start: str, conn) -> None:
+    try:
+        g = load_lark(text, start)
+        g.lark = None  # lark's parser object holds local classes: not picklable, and not needed
+        conn.send(("ok", g))
+    except GrammarError as exc:
+        conn.send(("error", str(exc)))
+    except BaseException as exc:  # noqa: BLE001 - reported to the parent as a grammar error
+        conn.send(("error", f"lark could not build the grammar: {exc!r}"))
+    finally:
+        conn.close()

@@ -66,7 +66,11 @@ from .limits import DEFAULT_LIMITS, Limits
 
 _ROOT_URI = "urn:fsm-json-schema:root"
 _NFA_STATES_BEFORE_GRAMMAR = 300_000
-_GRAMMAR_FALLBACK_CHARS = 60_000
+
+
+def _remaining(limits: Limits | None, started: float) -> float:
+    """What is left of the seconds budget since ``started`` (at least half a second)."""
+    return max(0.5, (limits or DEFAULT_LIMITS).max_seconds - (time.monotonic() - started))
 _TYPES = ("null", "boolean", "object", "array", "string", "number", "integer")
 
 _OBJECT_KW = {"properties", "required", "additionalProperties", "patternProperties", "propertyNames",
@@ -1379,7 +1383,7 @@ class JsonSchema:
                     f"this schema is not regular ({ng}) and the grammar engine is not available", "$ref",
                     ng.pointer) from None
             try:
-                return Grammar(self.to_grammar(limits))._build(vocab, limits)
+                return Grammar(self.to_grammar(limits))._build(vocab, limits, seconds=_remaining(limits, started))
             except GrammarError as exc:
                 raise UnsupportedSchema(
                     f"this schema needs the grammar engine ({ng}), and its translation is not a grammar "
@@ -1407,10 +1411,7 @@ class JsonSchema:
             from .grammar import Grammar
 
             try:
-                text = self.to_grammar(limits)
-                if len(text) > _GRAMMAR_FALLBACK_CHARS:
-                    raise exc from None
-                return Grammar(text)._build(vocab, limits)
+                return Grammar(self.to_grammar(limits))._build(vocab, limits, seconds=_remaining(limits, started))
             except SpecError:
                 raise exc from None
         if LazyJsonIndex.usable(lazy, vocab):

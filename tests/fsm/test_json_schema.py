@@ -139,8 +139,12 @@ def test_pattern_and_format_with_length():
 ])
 def test_long_counts_are_exact_without_expanding_them(schema, vocab):
     """Long maxLength/maxItems compile as lazy counter and product blocks: exact at the bounds."""
+    from fsm.json_automaton import node_nfa
+    from fsm.json_dfa import LazyByteDFA
+
     spec = JsonSchema(schema)
-    dfa = spec.to_dfa()
+    lazy = LazyByteDFA(*node_nfa(spec.node()))
+    dfa = lazy.as_byte_dfa()  # rows on demand: the full product would be ~10^5 states
     lo = schema.get("minLength", schema.get("minItems", 0))
     hi = schema.get("maxLength", schema.get("maxItems"))
     if schema["type"] == "array":
