@@ -294,9 +294,23 @@ def main(argv=None) -> None:
     ap.add_argument("--engines", default="ours,llguidance,xgrammar,outlines")
     ap.add_argument("--timeout", type=float, default=10.0)
     ap.add_argument("--out", default="", help="append per-schema records (jsonl) here")
+    ap.add_argument("--report", default="", help="no run: print the tables from records (jsonl) of earlier runs; "
+                    "a later record of the same engine and schema replaces an earlier one")
     args = ap.parse_args(argv)
 
     items = _load(args.corpus, set(filter(None, args.subsets.split(","))), None if args.all else args.per_subset)
+    if args.report:
+        latest: dict[tuple, dict] = {}
+        for path in args.report.split(","):
+            with open(path) as f:
+                for line in f:
+                    r = json.loads(line)
+                    latest[(r["engine"], r["id"])] = r
+        wanted = {it[1] for it in items}
+        names = [n for n in args.engines.split(",") if any(e == n for e, _ in latest)]
+        results = {n: [r for (e, i), r in latest.items() if e == n and i in wanted] for n in names}
+        _report(items, names, results)
+        return
     names = [n for n in args.engines.split(",") if n and _available(n)]
     print(f"{len(items)} schemas; engines: {', '.join(names)}", flush=True)
     results: dict[str, list] = {n: [] for n in names}
@@ -316,7 +330,10 @@ def main(argv=None) -> None:
                 out.flush()
         runner.close()
         print(f"  {name}: {time.time() - t0:.0f} s", flush=True)
+    _report(items, names, results)
 
+
+def _report(items, names: list[str], results: dict[str, list]) -> None:
     subsets = sorted({it[0] for it in items})
     print()
     head = f"{'subset':24s} {'n':>5s}"

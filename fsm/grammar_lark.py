@@ -374,49 +374,67 @@ def load_lark_bounded(text: str, start: str = "start", seconds: float | None = N
 
     lark's LALR construction is pure Python and cannot be interrupted; for big grammars (generated
     from large JSON schemas it can take minutes) it runs in a forked child that is killed on time.
+    A plain ``os.fork`` (not multiprocessing), so it also works inside daemonic worker processes.
 
     >>> load_lark_bounded('start: "a"', seconds=5).table.start_state >= 0
     True
     """
-    import multiprocessing as mp
     import os
 
-    if seconds is None or text.count("\n") < _FORK_LINES or "fork" not in mp.get_all_start_methods() or os.name != "posix":
+    if seconds is None or text.count("\n") < _FORK_LINES or not hasattr(os, "fork"):
         return load_lark(text, start)
+    import pickle
+    import select
+    import signal
+    import time
+
     from .errors import SpecTooComplex
 
-    ctx = mp.get_context("fork")
-    parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child_load, args=(text, start, child), daemon=True)
-    proc.start()
-    child.close()
-    try:
-        if not parent.poll(seconds):
-            raise SpecTooComplex(
-                f"grammar: lark's LALR table did not finish within {seconds:g} s (the budget max_seconds); "
-                "simplify the spec or raise Limits.max_seconds", budget="max_seconds", limit=seconds)
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child: build, send the pickled result, leave without running any cleanup
+        code = 0
         try:
-            kind, payload = parent.recv()
-        except EOFError:
-            raise GrammarError("the grammar could not be built (the worker building its LALR table died)") from None
+            os.close(r)
+            try:
+                g = load_lark(text, start)
+                g.lark = None  # lark's parser object holds local classes: not picklable, not needed
+                data = pickle.dumps(("ok", g))
+            except GrammarError as exc:
+                data = pickle.dumps(("error", str(exc)))
+            except BaseException as exc:  # noqa: BLE001 - reported to the parent as a grammar error
+                data = pickle.dumps(("error", f"lark could not build the grammar: {exc!r}"))
+            with os.fdopen(w, "wb") as f:
+                f.write(data)
+        except BaseException:  # noqa: BLE001
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(w)
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + seconds
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([r], [], [], left)[0]:
+                raise SpecTooComplex(
+                    f"grammar: lark's LALR table did not finish within {seconds:.3g} s (the budget max_seconds); "
+                    "simplify the spec or raise Limits.max_seconds", budget="max_seconds", limit=seconds)
+            chunk = os.read(r, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
     finally:
-        if proc.is_alive():
-            proc.kill()
-        proc.join()
-        parent.close()
+        os.close(r)
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        os.waitpid(pid, 0)
+    try:
+        kind, payload = pickle.loads(b"".join(chunks))
+    except Exception:  # noqa: BLE001 - the child died before sending
+        raise GrammarError("the grammar could not be built (the process building its LALR table died)") from None
     if kind == "ok":
         return payload
     raise GrammarError(payload)
-
-
-def _child_load(text: str, start: str, conn) -> None:
-    try:
-        g = load_lark(text, start)
-        g.lark = None  # lark's parser object holds local classes: not picklable, and not needed
-        conn.send(("ok", g))
-    except GrammarError as exc:
-        conn.send(("error", str(exc)))
-    except BaseException as exc:  # noqa: BLE001 - reported to the parent as a grammar error
-        conn.send(("error", f"lark could not build the grammar: {exc!r}"))
-    finally:
-        conn.close()

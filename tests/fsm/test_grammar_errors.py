@@ -57,3 +57,21 @@ def test_lark_common_escaped_string_is_supported():
     for b in b'"a\\"b"':
         m.advance(b)
     assert m.is_accepting() and not m.is_allowed(ord('"'))
+
+
+def test_big_grammar_lalr_build_is_bounded_in_time():
+    """lark's LALR construction runs in a forked child: over the budget it is SpecTooComplex, not a hang."""
+    from fsm.errors import SpecTooComplex
+    from fsm.grammar_lark import load_lark, load_lark_bounded
+
+    rules = [f'r{i}: "k{i}" r{i + 1} | "v{i}" | r{i + 1} "x{i}"' for i in range(400)] + ['r400: "end"']
+    text = "start: r0\n" + "\n".join(rules) + "\n"
+    with pytest.raises(SpecTooComplex) as err:
+        load_lark_bounded(text, seconds=0.01)
+    assert err.value.budget == "max_seconds"
+    g = load_lark_bounded(text, seconds=120)
+    ref = load_lark(text)
+    assert [t.name for t in g.terminals] == [t.name for t in ref.terminals]
+    assert len(g.table.action) == len(ref.table.action)
+    with pytest.raises(fsm.GrammarError):  # errors found in the child come back as GrammarError
+        load_lark_bounded(text.replace('r400: "end"', 'r400: undefined_rule'), seconds=120)
