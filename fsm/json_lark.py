@@ -557,9 +557,16 @@ def to_lark(root: Node, rules: dict[str, Node], max_string_length: int | None = 
     if root == NEVER:
         raise SchemaError("the schema admits no JSON document at all (its constraints contradict each other)")
     w = _Writer()
-    lines = [f"start: {w.expr(root) or chr(34) * 2}"]
-    for name, node in rules.items():
-        lines.append(f"{name}: {w.expr(node) or chr(34) * 2}")
+    try:
+        lines = [f"start: {w.expr(root) or chr(34) * 2}"]
+        for name, node in rules.items():
+            lines.append(f"{name}: {w.expr(node) or chr(34) * 2}")
+    except ValueError as exc:  # an intersection inside a terminal that turned out empty
+        from .errors import UnsupportedSchema
+
+        raise UnsupportedSchema(
+            f"a part of the schema admits no value only once its constraints are intersected ({exc}); the "
+            "grammar engine needs each alternative's language to be non-empty", None, "") from None
     lines.extend(w.extra)
     if w.need_json:
         string = seq(lit('"'), Enc(rep(Cls(ANY_CHAR), 0, max_string_length), True), lit('"'))
