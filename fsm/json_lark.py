@@ -227,8 +227,12 @@ def _unval(node: Node) -> Node:
     return node
 
 
+_MAX_TERMINAL_CHARS = 200_000  # regex text of one terminal; beyond it lark and the lexer take minutes
+
+
 class _Writer:
-    def __init__(self):
+    def __init__(self, deadline=None):
+        self.deadline = deadline
         self.memo: dict = {}
         self.lex_memo: dict = {}
         self.values: dict[Node, str] = {}
@@ -240,8 +244,18 @@ class _Writer:
         """A terminal for a non-empty, reference-free language."""
         if isinstance(node, Lit) and _PLAIN.fullmatch(node.text):
             return json.dumps(node.text)
+        if self.deadline is not None:
+            self.deadline.check("JSON schema grammar")
+        rx = to_regex(node)
+        if len(rx) > _MAX_TERMINAL_CHARS:
+            from .errors import SchemaTooComplex
+
+            raise SchemaTooComplex(
+                f"a terminal of the schema's grammar is {len(rx):,} characters of regex (limit "
+                f"{_MAX_TERMINAL_CHARS:,}): a value with many alternatives or counted parts next to a "
+                "recursive or unconstrained one", budget="max_states", limit=_MAX_TERMINAL_CHARS)
         # lark rewrites \\" inside /.../ to \" (a bare quote): spell every quote as \x22 instead
-        return "/" + to_regex(node).replace('"', "\\x22") + "/"
+        return "/" + rx.replace('"', "\\x22") + "/"
 
     def maybe_term(self, node: Node) -> str:
         if node == EMPTY:
@@ -536,13 +550,13 @@ def _drop(node: Node, prod: set[str]) -> Node:
     return node
 
 
-def to_lark(root: Node, rules: dict[str, Node], max_string_length: int | None = None) -> str:
+def to_lark(root: Node, rules: dict[str, Node], max_string_length: int | None = None, limits=None) -> str:
     """Lark text: ``start`` is ``root``; each rule of ``rules`` is a ``$ref`` target.
 
     Rules whose language is empty (a ``$ref`` to ``false``, contradictory definitions) are removed
     with every alternative that needs them. Raises `SchemaError` when nothing is left.
     """
-    from .errors import SchemaError
+    from .errors import SchemaError, SpecTooComplex
 
     prod: set[str] = set()
     changed = True
@@ -556,11 +570,15 @@ def to_lark(root: Node, rules: dict[str, Node], max_string_length: int | None = 
     root = _drop(root, prod)
     if root == NEVER:
         raise SchemaError("the schema admits no JSON document at all (its constraints contradict each other)")
-    w = _Writer()
+    w = _Writer(limits.deadline() if limits is not None else None)
     try:
         lines = [f"start: {w.expr(root) or chr(34) * 2}"]
         for name, node in rules.items():
             lines.append(f"{name}: {w.expr(node) or chr(34) * 2}")
+    except SchemaError:
+        raise
+    except SpecTooComplex:
+        raise
     except ValueError as exc:  # an intersection inside a terminal that turned out empty
         from .errors import UnsupportedSchema
 

@@ -1448,7 +1448,7 @@ class JsonSchema:
             raise SchemaError("the schema admits no JSON document at all (its constraints contradict each other)")
         from .json_lark import to_lark
 
-        return to_lark(root, t.rules, self.max_string_length)
+        return to_lark(root, t.rules, self.max_string_length, limits or DEFAULT_LIMITS)
 
     def __repr__(self) -> str:
         text = json.dumps(self.schema, ensure_ascii=False)
