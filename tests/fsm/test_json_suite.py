@@ -160,4 +160,4 @@ def test_jsonschemabench_sample_sound_and_no_accepted_invalid(vocab, tokenizer):
         text, done = random_walk(c.index, vocab, rnd, max_tokens=80, eos_bias=0.7)
         if done:
             assert v.is_valid(json.loads(text)), (item["id"], text)
-    assert compiled >= 32  # coverage floor on the 42-schema sample (34 measured); soundness is asserted above
+    assert compiled >= 35  # coverage floor on the 42-schema sample (36 measured); soundness is asserted above
