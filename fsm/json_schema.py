@@ -454,6 +454,11 @@ class _Translator:
             # b forbids it: properties: {name: false}, or a closed object that does not declare it
             if name in fb["forbidden"] or any(name not in declared for declared in fb["closed"]):
                 return True
+        for name in fb["required"]:
+            # b needs a property that a's objects never have (a's values are objects: checked above)
+            if fa["types"] <= {"object"} and (
+                    name in fa["forbidden"] or any(name not in declared for declared in fa["closed"])):
+                return True
         return False
 
     def _facts(self, locs: list[_Loc]) -> dict | None:

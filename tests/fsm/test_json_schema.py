@@ -225,6 +225,16 @@ def test_one_of_exact_when_branches_exclude_each_other():
         {"properties": {"t": {"const": "a"}, "x": {"type": "integer"}}},
         {"properties": {"t": {"const": "b"}, "y": {"type": "integer"}}}]}
     assert acc(parent, {"t": "a", "x": 1}, {"t": "b", "y": 2}, {"t": "c"}, {"x": 1}) == [True, True, False, False]
+    # a closed object never has the property the other branch requires (both directions)
+    closed_vs_required = {"oneOf": [
+        {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"],
+         "additionalProperties": False},
+        {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"], "additionalProperties": False}]}
+    assert acc(closed_vs_required, {"a": 1, "b": 2}, {"a": 1}, {"b": 2}) == [True, True, False]
+    open_branch = {"oneOf": [{"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]},
+                             {"type": "object", "properties": {"b": {"type": "integer"}}, "required": ["b"]}]}
+    with pytest.raises(UnsupportedSchema):  # {"a": 1, "b": 2} matches both
+        JsonSchema(open_branch).to_dfa()
     optional = {"type": "object", "properties": {"t": {"type": "string"}}, "oneOf": [
         {"properties": {"t": {"const": "a"}}}, {"properties": {"t": {"const": "b"}}}]}
     with pytest.raises(UnsupportedSchema):  # {} matches both branches
