@@ -107,6 +107,16 @@ class Val(Node):
 
 
 @dataclass(frozen=True)
+class AnyJson(Node):
+    """Any JSON value, nested without bound (not regular: the lazy DFA runs it as a pushdown block,
+    see `json_any`); layout by ``indent`` (None: compact) at nesting ``depth``."""
+
+    indent: int | None = None
+    depth: int = 0
+    max_string_length: int | None = None
+
+
+@dataclass(frozen=True)
 class Ref(Node):
     """A named rule (grammar output only)."""
 

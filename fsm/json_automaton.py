@@ -26,6 +26,7 @@ from .json_ast import (
     NEVER,
     Alt,
     And,
+    AnyJson,
     Auto,
     Cls,
     Enc,
@@ -102,6 +103,10 @@ class CounterBlock:
     def __init__(self, unit: CharDFA, lo: int, hi: int, end: int):
         self.unit, self.lo, self.hi, self.end = unit, lo, hi, end
         self.m = len(unit)
+
+    def local(self, kg: tuple[int, int]) -> int:
+        k, g = kg
+        return k * self.m + g
 
     def edges(self, local: int) -> list[Edge]:
         k, g = divmod(local, self.m)
@@ -277,8 +282,7 @@ class Counters:
     def _id(self, b: int, block: CounterBlock, kg) -> int:
         if isinstance(kg, int):
             return kg  # a real state (the block's end)
-        k, g = kg
-        return -1 - ((b << _LOCAL_BITS) | (k * block.m + g))
+        return -1 - ((b << _LOCAL_BITS) | block.local(kg))
 
     def edges(self, q: int) -> list[Edge]:
         """Character edges of virtual state ``q``."""
@@ -293,6 +297,10 @@ class Counters:
         """Every distinct edge range a block can take (for spellability checks)."""
         for block in self.blocks:
             yield from block.all_edges()
+
+
+class NotRegular(Exception):
+    """Internal: a node (`AnyJson`) needs the lazy DFA's virtual states; a plain automaton cannot hold it."""
 
 
 class _Budget:
@@ -411,6 +419,8 @@ class NFA:
             if d is None:
                 d = self._small[node] = small_dfa(node, self.budget)
             return self.embed(d, s, enc)
+        if isinstance(node, AnyJson):
+            return self._any_json(node, s)
         if isinstance(node, Ref):
             raise SchemaError(f"rule reference {node.name!r} needs the grammar engine")
         raise TypeError(f"unknown node {node!r}")
@@ -422,7 +432,11 @@ class NFA:
         if unit is False:
             sub = NFA(self.budget)
             st = sub.new()
-            en = sub.build(node.item, st, enc, full)
+            try:
+                en = sub.build(node.item, st, enc, full)
+            except NotRegular:
+                self.counters.units[key] = None
+                return None
             unit = None
             if sub.trim(en)[st] and len(sub.trans) <= 4 * _UNIT_MAX:
                 d = trim_dfa(determinize(sub, st, en, self.budget))
@@ -436,6 +450,28 @@ class NFA:
         end = self.new()
         block = CounterBlock(unit, node.lo, node.hi, end)
         self.eps[s].append(self.counters.add(block))
+        self.counters.entries.append((s, end))
+        return end
+
+    def _any_json(self, node: AnyJson, s: int) -> int:
+        """An unbounded JSON value as a pushdown block (lazy consumers only, see `json_any`)."""
+        from .json_any import AnyValueBlock, scalar_nodes
+
+        if self.counters is None:
+            raise NotRegular("an unconstrained JSON value nests without bound")
+        key = ("any", node.max_string_length)
+        dfas = self.counters.units.get(key)
+        if dfas is None:
+            dfas = []
+            for part in scalar_nodes(node.max_string_length):
+                sub = NFA(self.budget)
+                st = sub.new()
+                en = sub.build(part, st)
+                sub.trim(en)
+                dfas.append(trim_dfa(determinize(sub, st, en, self.budget)))
+            self.counters.units[key] = dfas
+        end = self.new()
+        self.eps[s].append(self.counters.add(AnyValueBlock(dfas[0], dfas[1], end, node.indent, node.depth)))
         self.counters.entries.append((s, end))
         return end
 
@@ -495,6 +531,17 @@ class NFA:
             self.trans[u2d].append((0x30, 0x37, u3))
             self.trans[u3].extend((a, b, u4) for a, b in _HEX)
             self.trans[u4].extend((a, b, e) for a, b in _HEX)
+            # a surrogate pair: \uD800-\uDBFF then \uDC00-\uDFFF (one astral character)
+            h2, h3, h4, bs, bu, l1, l2, l3 = (self.new() for _ in range(8))
+            self.trans[u2d].extend(((0x38, 0x39, h2), (0x41, 0x42, h2), (0x61, 0x62, h2)))
+            self.trans[h2].extend((a, b, h3) for a, b in _HEX)
+            self.trans[h3].extend((a, b, h4) for a, b in _HEX)
+            self.trans[h4].append((0x5C, 0x5C, bs))
+            self.trans[bs].append((0x75, 0x75, bu))
+            self.trans[bu].extend(((0x44, 0x44, l1), (0x64, 0x64, l1)))
+            self.trans[l1].extend(((0x43, 0x46, l2), (0x63, 0x66, l2)))
+            self.trans[l2].extend((a, b, l3) for a, b in _HEX)
+            self.trans[l3].extend((a, b, e) for a, b in _HEX)
             return
         special = intersect(ranges, _MUST_ESCAPE + ((0x2F, 0x2F),))
         if special:

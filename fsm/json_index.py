@@ -50,11 +50,7 @@ class LazyJsonIndex:
     @staticmethod
     def usable(lazy: LazyByteDFA, vocab: Vocabulary) -> bool:
         """Lazy rows are exact when no state can need a byte the vocabulary only spells in longer tokens."""
-        singles = np.zeros(256, dtype=bool)
-        for t in vocab.tokens:
-            if t is not None and len(t) == 1:
-                singles[t[0]] = True
-        return lazy.spellable(np.nonzero(singles)[0])
+        return lazy.spellable(np.nonzero(vocab.single_bytes)[0])
 
     def row(self, state: int) -> Row:
         r = self._rows.get(state)

@@ -44,6 +44,7 @@ from .json_ast import (
     EMPTY,
     NEVER,
     And,
+    AnyJson,
     Cls,
     Enc,
     Lit,
@@ -179,6 +180,7 @@ class _Translator:
         self._validator_cls = None
         self._memo: dict[tuple, tuple] = {}
         self.grammar = False  # grammar mode: every pure $ref is a rule, {} is the json_value rule
+        self.any_json = False  # an unbounded any-value (AnyJson) was emitted: lazy DFA only
         self.rules: dict[str, Node] = {}
         self.rule_names: dict[str, str] = {}
 
@@ -639,12 +641,14 @@ class _Translator:
         return name
 
     def any_value(self, depth: int, loc: _Loc) -> Node:
-        """Any JSON value: bounded only on request, else the grammar engine is needed."""
+        """Any JSON value: nested without bound (a pushdown block of the lazy DFA, or the grammar's
+        ``json_value`` rule), or to ``any_value_depth`` levels when the caller asks for a regular one."""
         limit = self.opts.any_value_depth
         if self.grammar and limit is None:
             return Ref("json_value")
         if limit is None:
-            raise NeedsGrammar("an unconstrained JSON value ({} or true)", loc.ptr)
+            self.any_json = True
+            return AnyJson(self.layout.indent, depth, self.opts.max_string_length)
         return self._any(depth, limit)
 
     def _any(self, depth: int, remaining: int) -> Node:
@@ -1321,6 +1325,7 @@ class JsonSchema:
         self.any_value_depth = any_value_depth
         self.ignored: list[str] = []
         self._result: tuple[Node | None, NeedsGrammar | None] | None = None
+        self._any_json = False
 
     @cached_property
     def fingerprint(self) -> str:
@@ -1338,6 +1343,7 @@ class JsonSchema:
             try:
                 node = t.value([_Loc(self.schema, "", t.root_base)], 0)
                 self._result = (node, None)
+                self._any_json = t.any_json
             except NeedsGrammar as ng:
                 self._result = (None, ng)
             except SchemaTooComplex:
@@ -1353,11 +1359,22 @@ class JsonSchema:
 
     @property
     def is_recursive(self) -> bool:
-        """True when the schema needs the grammar engine (recursive $ref, or unbounded any-JSON values)."""
-        return self._translate()[1] is not None
+        """True when the documents are not a regular language: a recursive ``$ref`` (the grammar engine
+        runs it) or an unbounded any-JSON value (a pushdown block of the lazy DFA runs it)."""
+        return self._translate()[1] is not None or self._any_json
 
     def node(self) -> Node:
         """The translated `json_ast` tree (regular schemas only)."""
+        node = self._node()
+        if self._any_json:
+            raise UnsupportedSchema(
+                "this schema is not regular (an unconstrained JSON value, {} or true, nests without bound); "
+                "compile it (fsm.compile) or pass any_value_depth for a regular, depth-bounded value",
+                None, "")
+        return node
+
+    def _node(self) -> Node:
+        """The translated tree, `AnyJson` blocks included (non-recursive schemas)."""
         node, ng = self._translate()
         if ng is not None:
             raise UnsupportedSchema(
@@ -1404,7 +1421,7 @@ class JsonSchema:
             # (each $ref one rule): try that before giving up.
             nfa_limits = Limits(min(limits.max_states, _NFA_STATES_BEFORE_GRAMMAR), limits.max_seconds,
                                 limits.max_index_bytes)
-            trans, eps, start, final, _, counters = node_nfa(self.node(), nfa_limits)
+            trans, eps, start, final, _, counters = node_nfa(self._node(), nfa_limits)
             lazy = LazyByteDFA(trans, eps, start, final, limits, counters)
         except SchemaTooComplex as exc:
             if self._indent is not None or exc.budget != "max_states":
@@ -1421,6 +1438,10 @@ class JsonSchema:
                 raise exc from None
         if LazyJsonIndex.usable(lazy, vocab):
             return LazyJsonIndex(lazy, vocab, fingerprint=self.fingerprint, limits=limits)
+        if self._any_json:  # the pushdown block has no finite table for the eager index to prune
+            from .grammar import Grammar
+
+            return Grammar(self.to_grammar(limits))._build(vocab, limits, seconds=_remaining(limits, started))
         from .index import RegexIndex  # token-level dead ends need the eager index's pruning
 
         return RegexIndex(lazy.materialize(), vocab, fingerprint=self.fingerprint, limits=limits)
