@@ -8,9 +8,9 @@ docs/grammars.md for the lexing rules, the ``%ignore`` policy and what is reject
 from __future__ import annotations
 
 import hashlib
+import time
 from dataclasses import dataclass
 
-import numpy as np
 
 from .errors import GrammarError
 from .limits import Limits
@@ -48,12 +48,13 @@ class Grammar:
         from .grammar_lexer import build_lexer
         from .limits import DEFAULT_LIMITS
 
-        g = load_lark_bounded(self.lark_text, self.start, seconds or (limits or DEFAULT_LIMITS).max_seconds)
-        singles = np.zeros(256, dtype=bool)
-        for t in vocab.tokens:
-            if t is not None and len(t) == 1:
-                singles[t[0]] = True
-        lexer = build_lexer(g, singles, max_ignore=self.max_ignore, limits=limits)
+        limits = limits or DEFAULT_LIMITS
+        started = time.monotonic()
+        seconds = seconds or limits.max_seconds
+        g = load_lark_bounded(self.lark_text, self.start, seconds)
+        # one budget for the whole build: the lexer gets what lark left of it
+        lexer = build_lexer(g, vocab.single_bytes, max_ignore=self.max_ignore,
+                            limits=limits.within(seconds - (time.monotonic() - started)))
         return GrammarIndex(g, lexer, vocab, fingerprint=self.fingerprint, limits=limits)
 
     @classmethod

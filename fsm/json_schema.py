@@ -69,9 +69,6 @@ _ROOT_URI = "urn:fsm-json-schema:root"
 _NFA_STATES_BEFORE_GRAMMAR = 300_000
 
 
-def _remaining(limits: Limits | None, started: float) -> float:
-    """What is left of the seconds budget since ``started`` (at least half a second)."""
-    return max(0.5, (limits or DEFAULT_LIMITS).max_seconds - (time.monotonic() - started))
 _TYPES = ("null", "boolean", "object", "array", "string", "number", "integer")
 
 _OBJECT_KW = {"properties", "required", "additionalProperties", "patternProperties", "propertyNames",
@@ -1395,17 +1392,23 @@ class JsonSchema:
         return node_to_dfa(self.node(), limits)
 
     def _build(self, vocab, limits: Limits | None = None):
+        # One seconds budget for the whole compile: every phase gets what the earlier ones left.
+        limits = limits or DEFAULT_LIMITS
         started = time.monotonic()
+
+        def left() -> Limits:
+            return limits.within(limits.max_seconds - (time.monotonic() - started))
+
+        def via_grammar():
+            from .grammar import Grammar
+
+            text = self.to_grammar(left())
+            return Grammar(text)._build(vocab, limits, seconds=left().max_seconds)
+
         _, ng = self._translate(limits)
         if ng is not None:
             try:
-                from .grammar import Grammar  # type: ignore[attr-defined]
-            except ImportError:
-                raise UnsupportedSchema(
-                    f"this schema is not regular ({ng}) and the grammar engine is not available", "$ref",
-                    ng.pointer) from None
-            try:
-                return Grammar(self.to_grammar(limits))._build(vocab, limits, seconds=_remaining(limits, started))
+                return via_grammar()
             except GrammarError as exc:
                 raise UnsupportedSchema(
                     f"this schema needs the grammar engine ({ng}), and its translation is not a grammar "
@@ -1415,12 +1418,12 @@ class JsonSchema:
         from .json_dfa import LazyByteDFA
         from .json_index import LazyJsonIndex
 
-        limits = limits or DEFAULT_LIMITS
         try:
             # A regular schema whose $refs expand past this many NFA states is cheaper as a grammar
             # (each $ref one rule): try that before giving up.
-            nfa_limits = Limits(min(limits.max_states, _NFA_STATES_BEFORE_GRAMMAR), limits.max_seconds,
-                                limits.max_index_bytes)
+            nfa_limits = left()
+            nfa_limits = nfa_limits.__class__(min(limits.max_states, _NFA_STATES_BEFORE_GRAMMAR),
+                                              nfa_limits.max_seconds, limits.max_index_bytes)
             trans, eps, start, final, _, counters = node_nfa(self._node(), nfa_limits)
             lazy = LazyByteDFA(trans, eps, start, final, limits, counters)
         except SchemaTooComplex as exc:
@@ -1430,18 +1433,14 @@ class JsonSchema:
             # time left and the grammar is of a size it builds in seconds
             if time.monotonic() - started > limits.max_seconds / 3:
                 raise
-            from .grammar import Grammar
-
             try:
-                return Grammar(self.to_grammar(limits))._build(vocab, limits, seconds=_remaining(limits, started))
+                return via_grammar()
             except SpecError:
                 raise exc from None
         if LazyJsonIndex.usable(lazy, vocab):
             return LazyJsonIndex(lazy, vocab, fingerprint=self.fingerprint, limits=limits)
         if self._any_json:  # the pushdown block has no finite table for the eager index to prune
-            from .grammar import Grammar
-
-            return Grammar(self.to_grammar(limits))._build(vocab, limits, seconds=_remaining(limits, started))
+            return via_grammar()
         from .index import RegexIndex  # token-level dead ends need the eager index's pruning
 
         return RegexIndex(lazy.materialize(), vocab, fingerprint=self.fingerprint, limits=limits)

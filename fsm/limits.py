@@ -7,7 +7,7 @@ hostile spec hits a clear error instead of the OOM killer or an endless wait.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .errors import SpecTooComplex
 
@@ -26,6 +26,14 @@ class Limits:
     # Positions of a regex once counted repeats are expanded; the character automaton is built by
     # interegular, which cannot be interrupted, so its input is bounded before it starts.
     max_regex_positions: int = 50_000
+
+    def within(self, seconds: float) -> "Limits":
+        """The same budgets with ``seconds`` left (for a later phase of one compile).
+
+        >>> Limits().within(2.5).max_seconds
+        2.5
+        """
+        return replace(self, max_seconds=max(0.05, seconds))
 
     def deadline(self) -> "Deadline":
         return Deadline(time.monotonic() + self.max_seconds, self.max_seconds)
