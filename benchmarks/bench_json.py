@@ -50,8 +50,11 @@ class Ours:
         self.vocab = fsm.Vocabulary.from_tokenizer(tok)
         _ = self.vocab.trie  # built once, outside the timings
         self.words = (self.vocab.size + 31) // 32
-        # a first compile warms imports (numpy, re parser tables) outside the timings
-        fsm.compile(fsm.JsonSchema({"type": "string"}), self.vocab, cache=False).matcher().allowed_token_ids()
+        # first compiles warm imports outside the timings: numpy, re parser tables, jsonschema (which
+        # with the dev extras imports rfc3987_syntax, seconds of lark parsers built at import), lark
+        for warm in ({"type": "string"}, {"type": "string", "enum": ["a", "b"], "maxLength": 1},
+                     {"type": "array", "items": {"$ref": "#"}}):
+            fsm.compile(fsm.JsonSchema(warm), self.vocab, cache=False).matcher().allowed_token_ids()
 
     def compile(self, schema, timeout):
         from fsm.json_schema import JsonSchema

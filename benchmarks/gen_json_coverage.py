@@ -94,8 +94,8 @@ ROWS = [
      "test_json_schema.py::test_unsupported_keywords_name_keyword_and_pointer"),
     ("if / then / else", U, "", {"if": {"type": "string"}, "then": {"minLength": 1}},
      "test_json_schema.py::test_unsupported_keywords_name_keyword_and_pointer"),
-    ("$ref / $defs / definitions", S, "local refs, JSON pointers, $id-relative; recursive refs via the grammar "
-     "engine", {"$defs": {"a": {"type": "integer"}}, "$ref": "#/$defs/a"},
+    ("$ref / $defs / definitions", S, "local refs, JSON pointers, $id-relative; recursive refs as rules of a "
+     "lazy pushdown automaton (json_pushdown)", {"$defs": {"a": {"type": "integer"}}, "$ref": "#/$defs/a"},
      "test_json_schema.py::test_refs_defs_anchors_and_ids"),
     ("$anchor / $id", S, "plain-name anchors and embedded resources", {"$defs": {"a": {"$anchor": "x", "type": "null"}},
                                                                      "$ref": "#x"},
@@ -122,8 +122,14 @@ def _probe(schema) -> str:
     warnings.simplefilter("ignore")
     try:
         spec = JsonSchema(schema)
-        if spec.is_recursive:
-            spec.to_grammar()
+        if spec._translate()[1] is not None:  # recursive: rules of the pushdown automaton
+            from fsm.json_pushdown import pushdown_dfa
+
+            pushdown_dfa(*spec._rules(None, pushdown=True))
+        elif spec.is_recursive:  # an unbounded any-value block
+            from fsm.json_automaton import node_nfa
+
+            node_nfa(spec._node())
         else:
             spec.to_dfa()
         return "compiles"
@@ -246,9 +252,14 @@ def render() -> str:
         "  them after the declared ones. An extra key never equals a declared name.",
         "- **Types**: a schema without `type` generates the types its keywords constrain",
         "  (`properties` → object, `pattern` → string, ...); a schema constraining nothing is any JSON value.",
-        "- **Any JSON value** (`{}`, `true`, unconstrained items or extras) and **recursive `$ref`** compile",
-        "  through the Lark grammar engine (`JsonSchema.to_grammar()`, compact layout only);",
-        "  `any_value_depth=N` instead allows a regular, depth-bounded any-value (explicit opt-in).",
+        "- **Any JSON value** (`{}`, `true`, unconstrained items or extras) is a pushdown block of the lazy",
+        "  DFA (`fsm/json_any.py`): the bracket stack lives in the state, so nesting has no depth cut and",
+        "  both layouts work; `any_value_depth=N` instead gives a regular, depth-bounded any-value (opt-in).",
+        "- **Recursive `$ref`**: every `$ref` target is a rule, run by a lazily determinized pushdown",
+        "  automaton (`fsm/json_pushdown.py`) — exact for any rule structure (no LALR restriction), no",
+        "  table built up front; compact layout only. Left-recursive schemas go to the Lark grammar engine",
+        "  (`JsonSchema.to_grammar()`). Regular schemas whose inlined `$ref`s pass 100,000 NFA states",
+        "  use the rules too.",
         "- **Whitespace**: `compact` (default, none) or `pretty`/an indent width: exactly",
         "  `json.dumps(indent=...)`'s layout; never free whitespace.",
         "- **Strings**: any Unicode; `\"`, `\\\\` and control characters only escaped; `\\\\uXXXX` escapes",

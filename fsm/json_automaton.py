@@ -42,6 +42,7 @@ from .json_ast import (
     cls,
     encoded_char,
     intersect,
+    normalize_ranges,
     rep,
     seq,
     subtract,
@@ -320,15 +321,18 @@ class _Budget:
 class NFA:
     """Character NFA under construction: range edges and epsilon edges."""
 
-    def __init__(self, budget: _Budget, counters: bool = False):
+    def __init__(self, budget: _Budget, counters: bool = False, calls=None):
         self.trans: list[list[Edge]] = []
         self.eps: list[list[int]] = []
         self.budget = budget
         self._enc_cache: dict[tuple, Node] = {}
         self._small: dict[Node, CharDFA] = {}
+        self._esc_entry: dict[tuple, int] = {}
         # Long counted repeats become `CounterBlock`s (virtual states, see there) when the consumer
         # supports them: the lazy DFA does, `determinize` does not.
         self.counters = Counters() if counters else None
+        # `Ref`s become call sites of rules (a pushdown automaton, see `json_pushdown`) when given
+        self.calls = calls
 
     def new(self) -> int:
         self.trans.append([])
@@ -422,7 +426,12 @@ class NFA:
         if isinstance(node, AnyJson):
             return self._any_json(node, s)
         if isinstance(node, Ref):
-            raise SchemaError(f"rule reference {node.name!r} needs the grammar engine")
+            if self.calls is None:
+                raise NotRegular(f"rule reference {node.name!r} needs a pushdown automaton or the grammar engine")
+            c, r = self.new(), self.new()
+            self.eps[s].append(c)
+            self.calls.site[c] = (node.name, r)
+            return r
         raise TypeError(f"unknown node {node!r}")
 
     def _counter(self, node: Rep, s: int, enc: bool, full: bool) -> int | None:
@@ -434,7 +443,7 @@ class NFA:
             st = sub.new()
             try:
                 en = sub.build(node.item, st, enc, full)
-            except NotRegular:
+            except NotRegular:  # an unbounded value or a rule call inside: copies in this NFA instead
                 self.counters.units[key] = None
                 return None
             unit = None
@@ -545,8 +554,13 @@ class NFA:
             return
         special = intersect(ranges, _MUST_ESCAPE + ((0x2F, 0x2F),))
         if special:
-            node = self._encoded(special, False)
-            self.eps[self.build(node, s)].append(e)
+            # the escapes (dozens of states) are shared by every edge into ``e`` that needs them
+            key = (special, e)
+            x = self._esc_entry.get(key)
+            if x is None:
+                x = self._esc_entry[key] = self.new()
+                self.eps[self.build(self._encoded(special, False), x)].append(e)
+            self.eps[s].append(x)
 
     def _encoded(self, ranges, full: bool) -> Node:
         key = (ranges, full)
@@ -616,12 +630,16 @@ class NFA:
             for lo, hi, t in edges:
                 by_target[t].append((lo, hi))
             for t, rs in by_target.items():
-                self.eps[self.build(self._encoded(tuple(rs), False), ids[q])].append(ids[t])
+                self._cls_to(normalize_ranges(rs), True, False, ids[q], ids[t])
         return end
 
     # -- analysis -------------------------------------------------------------------------------
-    def trim(self, final: int) -> list[bool]:
-        """Which states can reach ``final``; edges into the others are dropped."""
+    def trim(self, final: int, calls=None) -> list[bool]:
+        """Which states can reach ``final``; edges into the others are dropped.
+
+        With ``calls`` (see `json_pushdown.Calls`), a state is live when it reaches the end of its
+        own rule, a call site when its return state is live and the rule it calls can finish.
+        """
         n = len(self.trans)
         rev: list[list[int]] = [[] for _ in range(n)]
         for q in range(n):
@@ -635,14 +653,40 @@ class NFA:
             for entry, exit_ in self.counters.entries:
                 rev[exit_].append(entry)
         live = [False] * n
-        live[final] = True
-        stack = [final]
+        seeds = [final] + (list(calls.final.values()) if calls is not None else [])
+        stack = []
+        for q in seeds:
+            if not live[q]:
+                live[q] = True
+                stack.append(q)
+        if calls is not None:
+            site_of_ret = {r: (c, name) for c, (name, r) in calls.site.items()}
+            rule_of_start: dict[int, list[str]] = {}
+            for name, st in calls.start.items():
+                rule_of_start.setdefault(st, []).append(name)
+            sites_of: dict[str, list[tuple[int, int]]] = {}
+            for c, (name, r) in calls.site.items():
+                sites_of.setdefault(name, []).append((c, r))
+            finishes: set[str] = set()
         while stack:
             t = stack.pop()
             for q in rev[t]:
                 if not live[q]:
                     live[q] = True
                     stack.append(q)
+            if calls is None:
+                continue
+            hit = site_of_ret.get(t)
+            if hit is not None and hit[1] in finishes and not live[hit[0]]:
+                live[hit[0]] = True
+                stack.append(hit[0])
+            for name in rule_of_start.get(t, ()):
+                if name not in finishes:
+                    finishes.add(name)
+                    for c, r in sites_of.get(name, ()):
+                        if live[r] and not live[c]:
+                            live[c] = True
+                            stack.append(c)
         for q in range(n):
             if live[q]:
                 tr = self.trans[q]
@@ -949,6 +993,8 @@ def node_nfa(node: Node, limits: Limits | None = None):
         start = nfa.new()
         final = nfa.build(node, start)
         live = nfa.trim(final)
+    except NotRegular as exc:
+        raise SchemaError(str(exc)) from None
     except SchemaTooComplex:
         raise
     except SpecTooComplex as exc:

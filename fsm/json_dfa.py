@@ -28,9 +28,12 @@ from .regex import ByteDFA
 class LazyByteDFA:
     """Subset construction over a byte NFA, one state at a time."""
 
-    def __init__(self, trans, eps, start: int, final: int, limits: Limits | None = None, counters=None):
+    def __init__(self, trans, eps, start: int, final: int, limits: Limits | None = None, counters=None,
+                 calls=None):
         self.limits = limits or DEFAULT_LIMITS
         self._counters = counters  # virtual (negative) NFA states of long counted repeats
+        # rule calls (`json_pushdown.Calls`): ids from Calls.BASE up are (NFA state, stack) configurations
+        self._calls = calls
         self._vbtrans: dict[int, list[tuple[int, int, int]]] = {}
         # Byte edges are derived per NFA state on first use; UTF-8 continuation states are appended.
         self._char_trans = trans
@@ -65,6 +68,13 @@ class LazyByteDFA:
         return q
 
     def _byte_edges(self, q: int) -> list[tuple[int, int, int]]:
+        if self._calls is not None and q >= self._calls.BASE:
+            out = self._vbtrans.get(q)
+            if out is None:
+                inner, sid = self._calls.split(q)
+                conf = self._calls.conf
+                out = self._vbtrans[q] = [(lo, hi, conf(t, sid)) for lo, hi, t in self._byte_edges(inner)]
+            return out
         out = self._btrans[q] if q >= 0 else self._vbtrans.get(q)
         if out is None:
             from .json_automaton import utf8_sequences
@@ -83,7 +93,15 @@ class LazyByteDFA:
         return out
 
     def _eps_of(self, q: int) -> list[int]:
-        return self._eps[q] if q >= 0 else self._counters.eps(q)
+        calls = self._calls
+        if calls is None:
+            return self._eps[q] if q >= 0 else self._counters.eps(q)
+        inner, sid = calls.split(q)
+        base = self._eps[inner] if inner >= 0 else self._counters.eps(inner)
+        if sid:
+            base = [calls.conf(t, sid) for t in base]
+        more = calls.eps(inner, sid)
+        return base + more if more else base
 
     # -- state sets -------------------------------------------------------------------------------
     def _closure(self, q: int) -> frozenset:

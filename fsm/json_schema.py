@@ -66,7 +66,7 @@ from .json_pattern import pattern_node
 from .limits import DEFAULT_LIMITS, Limits
 
 _ROOT_URI = "urn:fsm-json-schema:root"
-_NFA_STATES_BEFORE_GRAMMAR = 300_000
+_NFA_STATES_BEFORE_GRAMMAR = 100_000
 
 
 _TYPES = ("null", "boolean", "object", "array", "string", "number", "integer")
@@ -178,6 +178,7 @@ class _Translator:
         self._memo: dict[tuple, tuple] = {}
         self.grammar = False  # grammar mode: every pure $ref is a rule, {} is the json_value rule
         self.any_json = False  # an unbounded any-value (AnyJson) was emitted: lazy DFA only
+        self.pushdown = False  # rules for the pushdown automaton: {} stays an AnyJson block
         self.rules: dict[str, Node] = {}
         self.rule_names: dict[str, str] = {}
 
@@ -641,7 +642,7 @@ class _Translator:
         """Any JSON value: nested without bound (a pushdown block of the lazy DFA, or the grammar's
         ``json_value`` rule), or to ``any_value_depth`` levels when the caller asks for a regular one."""
         limit = self.opts.any_value_depth
-        if self.grammar and limit is None:
+        if self.grammar and limit is None and not self.pushdown:
             return Ref("json_value")
         if limit is None:
             self.any_json = True
@@ -1405,18 +1406,34 @@ class JsonSchema:
             text = self.to_grammar(left())
             return Grammar(text)._build(vocab, limits, seconds=left().max_seconds)
 
-        _, ng = self._translate(limits)
-        if ng is not None:
+        def via_pushdown():
+            # every $ref a rule, run by a lazily determinized pushdown automaton (json_pushdown);
+            # the LALR grammar only where that cannot go (left recursion, a vocabulary that cannot
+            # spell every byte on its own)
+            from .json_pushdown import LeftRecursive, pushdown_dfa
+
+            try:
+                lazy = pushdown_dfa(*self._rules(left(), pushdown=True), limits=left())
+            except LeftRecursive:
+                lazy = None
+            if lazy is not None and LazyJsonIndex.usable(lazy, vocab):
+                lazy.limits = limits
+                return LazyJsonIndex(lazy, vocab, fingerprint=self.fingerprint, limits=limits)
             try:
                 return via_grammar()
             except GrammarError as exc:
                 raise UnsupportedSchema(
-                    f"this schema needs the grammar engine ({ng}), and its translation is not a grammar "
-                    f"the engine can enforce exactly (alternatives that only a later token tells apart): {exc}",
-                    "anyOf" if "ambiguous" in str(exc) else None, ng.pointer) from None
+                    f"this schema is not regular ({ng}), and its grammar is not one the engine can enforce "
+                    f"exactly (alternatives that only a later token tells apart): {exc}",
+                    "anyOf" if "ambiguous" in str(exc) else None, ng.pointer if ng else "") from None
+
         from .json_automaton import node_nfa
         from .json_dfa import LazyByteDFA
         from .json_index import LazyJsonIndex
+
+        _, ng = self._translate(limits)
+        if ng is not None:
+            return via_pushdown()
 
         try:
             # A regular schema whose $refs expand past this many NFA states is cheaper as a grammar
@@ -1431,16 +1448,16 @@ class JsonSchema:
                 raise
             # lark's LALR construction cannot be interrupted: try the grammar only while there is
             # time left and the grammar is of a size it builds in seconds
-            if time.monotonic() - started > limits.max_seconds / 3:
+            if time.monotonic() - started > limits.max_seconds / 2:
                 raise
             try:
-                return via_grammar()
+                return via_pushdown()
             except SpecError:
                 raise exc from None
         if LazyJsonIndex.usable(lazy, vocab):
             return LazyJsonIndex(lazy, vocab, fingerprint=self.fingerprint, limits=limits)
         if self._any_json:  # the pushdown block has no finite table for the eager index to prune
-            return via_grammar()
+            return via_pushdown()
         from .index import RegexIndex  # token-level dead ends need the eager index's pruning
 
         return RegexIndex(lazy.materialize(), vocab, fingerprint=self.fingerprint, limits=limits)
@@ -1455,11 +1472,18 @@ class JsonSchema:
         start: d0
         d0: ("[" "]" | "[" d0 [("," d0)] "]")
         """
+        root, rules = self._rules(limits, pushdown=False)
+        from .json_lark import to_lark
+
+        return to_lark(root, rules, self.max_string_length, limits or DEFAULT_LIMITS)
+
+    def _rules(self, limits: Limits | None, pushdown: bool) -> tuple[Node, dict[str, Node]]:
+        """The root and one rule per ``$ref`` target (recursion refers back by name)."""
         if self._indent is not None:
-            raise UnsupportedSchema("recursive schemas and {} values support whitespace='compact' only",
-                                    "whitespace", "")
+            raise UnsupportedSchema("recursive schemas support whitespace='compact' only", "whitespace", "")
         t = _Translator(self.schema, self, limits or DEFAULT_LIMITS)
         t.grammar = True
+        t.pushdown = pushdown
         try:
             # the root as a rule, so "#" references share it
             root = Ref(t.rule(t.root_base + "#", _Loc(self.schema, "", t.root_base)))
@@ -1469,11 +1493,7 @@ class JsonSchema:
             raise SchemaTooComplex(str(exc), budget=exc.budget, limit=exc.limit) from None
         except RecursionError:
             raise SchemaTooComplex("the schema is nested too deeply to translate", budget="recursion") from None
-        if root == NEVER:
-            raise SchemaError("the schema admits no JSON document at all (its constraints contradict each other)")
-        from .json_lark import to_lark
-
-        return to_lark(root, t.rules, self.max_string_length, limits or DEFAULT_LIMITS)
+        return root, t.rules
 
     def __repr__(self) -> str:
         text = json.dumps(self.schema, ensure_ascii=False)
