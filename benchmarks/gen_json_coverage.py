@@ -107,7 +107,7 @@ ROWS = [
     ("unevaluatedProperties / unevaluatedItems", P, "false only (no extras / no items beyond the schema's own)",
      {"type": "object", "properties": {"a": {"type": "null"}}, "unevaluatedProperties": False},
      "test_json_suite.py::test_invalid_instances_rejected_valid_ones_accepted_or_explained"),
-    ("boolean schemas", S, "true = any value (grammar), false = nothing", {"type": "array", "items": False},
+    ("boolean schemas", S, "true = any value (pushdown block), false = nothing", {"type": "array", "items": False},
      "test_json_suite.py::test_invalid_instances_rejected_valid_ones_accepted_or_explained"),
     ("title / description / default / examples / $comment / readOnly / writeOnly / deprecated / content*", A,
      "ignored", {"type": "string", "title": "t", "default": "d", "contentMediaType": "text/plain"},
