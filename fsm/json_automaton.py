@@ -786,6 +786,20 @@ def determinize(nfa: NFA, start: int, final: int, budget: _Budget) -> CharDFA:
     return CharDFA(out_edges, accepting)
 
 
+def complement_dfa(dfa: CharDFA) -> CharDFA:
+    """The DFA of every character string ``dfa`` (deterministic, missing edges = reject) rejects."""
+    n = len(dfa)
+    sink = n
+    edges = []
+    for q in range(n):
+        row = list(dfa.edges[q])
+        covered = normalize_ranges([(lo, hi) for lo, hi, _ in row])
+        row.extend((lo, hi, sink) for lo, hi in subtract(ANY_CHAR, covered))
+        edges.append(sorted(row))
+    edges.append([(lo, hi, sink) for lo, hi in ANY_CHAR])
+    return CharDFA(edges, [not a for a in dfa.accepting] + [True])
+
+
 def trim_dfa(dfa: CharDFA) -> CharDFA | None:
     """Keep states reachable from 0 that can reach acceptance; None if the language is empty."""
     n = len(dfa)

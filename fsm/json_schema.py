@@ -45,6 +45,7 @@ from .json_ast import (
     NEVER,
     And,
     AnyJson,
+    Auto,
     Cls,
     Enc,
     Lit,
@@ -70,6 +71,7 @@ _NFA_STATES_BEFORE_GRAMMAR = 100_000
 
 
 _TYPES = ("null", "boolean", "object", "array", "string", "number", "integer")
+_NO_NEGATION = object()  # a `not` subschema without an exact positive equivalent here
 
 _OBJECT_KW = {"properties", "required", "additionalProperties", "patternProperties", "propertyNames",
               "minProperties", "maxProperties", "dependentRequired", "unevaluatedProperties"}
@@ -159,6 +161,7 @@ class _Translator:
         self.draft = _draft_of(root)
         self.layout = _Layout(opts._indent)
         self.ignored: list[str] = []
+        self.limits = limits
         self.deadline = limits.deadline()
         self.calls = 0
         self.active: list[str] = []  # refs being expanded on the current path (cycle = recursion)
@@ -365,6 +368,16 @@ class _Translator:
                 pushed += self._flatten(loc.at("allOf", i), out, seen)
             s = {k: v for k, v in s.items() if k != "allOf"}
             loc = _Loc(s, loc.ptr, loc.base)
+        if "not" in s:
+            # a `not` with an exact positive form is replaced by it here, before anyOf branches are
+            # split (the form may itself be an anyOf); other forms stay for `_conjunction`
+            neg = self._negation(s["not"], loc.at("not"), 0)
+            if neg is not _NO_NEGATION:
+                at = loc.ptr + "/not"
+                s = {k: v for k, v in s.items() if k != "not"}
+                loc = _Loc(s, loc.ptr, loc.base)
+                if neg is not True:
+                    pushed += self._flatten(_Loc(neg, at, loc.base), out, seen)
         # Object dependencies are disjunctions: "a absent" or "a present and ...".
         deps = []
         for kw in ("dependentRequired", "dependentSchemas", "dependencies"):
@@ -385,11 +398,47 @@ class _Translator:
 
     def _negate(self, loc: _Loc) -> _Loc | None:
         """``not`` forms with an exact positive equivalent; others are unsupported."""
-        s = loc.schema
-        if s is True:
-            return _Loc(False, loc.ptr, loc.base)
-        if s is False:
+        neg = self._negation(loc.schema, loc, 0)
+        if neg is _NO_NEGATION:
+            self.unsupported("not", _Loc(None, loc.ptr.rsplit("/", 1)[0], loc.base),
+                             "only not with type, enum, const, required, pattern/minLength/maxLength and "
+                             "anyOf/allOf/not of those is enforced")
             return None
+        if neg is True:
+            return None
+        return _Loc(neg, loc.ptr, loc.base)
+
+    def _negation(self, s: Any, loc: _Loc, depth: int) -> Any:
+        """A schema for exactly the values ``s`` rejects, or ``_NO_NEGATION``."""
+        if depth > 16:
+            return _NO_NEGATION
+        if s is True:
+            return False
+        if s is False:
+            return True
+        if not isinstance(s, dict):
+            return _NO_NEGATION
+        keys = set(s) - {"title", "description", "$comment", "default", "examples"}
+        if keys == {"$ref"}:
+            target, _ = self.resolve(s["$ref"], loc)
+            return self._negation(target.schema, target, depth + 1)
+        if keys == {"not"}:
+            return s["not"]
+        if keys in ({"anyOf"}, {"allOf"}) and isinstance(s[next(iter(keys))], list) and s[next(iter(keys))]:
+            kw = next(iter(keys))
+            parts = [self._negation(sub, loc, depth + 1) for sub in s[kw]]
+            if any(p is _NO_NEGATION for p in parts):
+                return _NO_NEGATION
+            return {"allOf": parts} if kw == "anyOf" else {"anyOf": parts}  # De Morgan
+        if keys == {"required"} and isinstance(s["required"], list) and s["required"]:
+            # some required name absent (objects only: the others satisfy "required")
+            return {"anyOf": [{"type": "object", "properties": {name: False}} for name in s["required"]]}
+        # (not `format`: its automaton may be a subset of what the format checker accepts, and the
+        # complement of a subset would let through strings that are valid, so must be rejected)
+        if keys and keys <= _STRING_KW | {"type"} and keys != {"type"} and s.get("type", "string") == "string":
+            other = [t for t in _TYPES if t != "string"]
+            strings = {"type": "string", "x-fsm-not-string": {k: v for k, v in s.items() if k != "type"}}
+            return {"anyOf": [{"type": other}, strings]} if "type" in s else strings
         if isinstance(s, dict):
             keys = set(s) - {"title", "description", "$comment"}
             if keys == {"type"}:
@@ -398,16 +447,12 @@ class _Translator:
                 keep = [x for x in _TYPES if x not in ts and not (x == "integer" and "number" in ts)]
                 if "integer" in ts and "number" not in ts:
                     keep.remove("number")  # non-integral numbers only: not expressible, keep it simple
-                return _Loc({"type": keep}, loc.ptr, loc.base)
-            if keys == {"required"} and isinstance(s["required"], list) and len(s["required"]) == 1:
-                return _Loc({"properties": {s["required"][0]: False}}, loc.ptr, loc.base)
+                return {"type": keep}
             if keys in ({"enum"}, {"const"}):
                 values = s["enum"] if "enum" in s else [s["const"]]
                 if isinstance(values, list):
-                    return _Loc({"x-fsm-not-enum": values}, loc.ptr, loc.base)
-        self.unsupported("not", _Loc(None, loc.ptr.rsplit("/", 1)[0], loc.base),
-                         "only not with type, enum, const or a single required is enforced")
-        return None
+                    return {"x-fsm-not-enum": values}
+        return _NO_NEGATION
 
     def _branch(self, flat: list[_Loc], i: int, kw: str, locs: list[_Loc], depth: int) -> Node:
         loc = flat[i]
@@ -682,9 +727,31 @@ class _Translator:
                 node = format_node(fmt)
                 if node is not None:
                     langs.append(node)
+            if "x-fsm-not-string" in s:
+                langs.append(self._string_complement(s["x-fsm-not-string"], f))
         if hi is None:
             hi = self.opts.max_string_length
         return self._string_node(lo, hi, langs, schemas)
+
+    def _string_complement(self, s: dict, loc: _Loc) -> Node:
+        """The decoded strings that ``s``'s pattern/minLength/maxLength reject (a complemented DFA)."""
+        from .json_automaton import _Budget, complement_dfa, small_dfa
+
+        parts: list[Node] = []
+        lo = _count(s["minLength"], "minLength", loc) if "minLength" in s else 0
+        hi = _count(s["maxLength"], "maxLength", loc) if "maxLength" in s else None
+        if lo > 0 or hi is not None:
+            parts.append(rep(Cls(ANY_CHAR), lo, hi))
+        if "pattern" in s:
+            try:
+                parts.append(pattern_node(s["pattern"]))
+            except UnsupportedSchema as exc:
+                raise UnsupportedSchema(f"not: {exc}", "not", loc.ptr + "/not") from None
+        if not parts:
+            return NEVER  # s accepts every string
+        body = parts[0] if len(parts) == 1 else And(tuple(parts))
+        d = complement_dfa(small_dfa(body, _Budget(self.limits)))
+        return Auto(tuple(tuple(row) for row in d.edges), tuple(d.accepting))
 
     def _string_node(self, lo: int, hi: int | None, langs: list[Node], schemas=()) -> Node:
         if hi is not None and hi < lo:
@@ -1133,7 +1200,8 @@ def _meet(a: set[str], b: set[str]) -> set[str]:
 
 
 _ANNOTATIONS = {"title", "description", "default", "examples", "example", "$comment", "$schema", "$id", "id",
-                "$anchor", "$defs", "definitions", "readOnly", "writeOnly", "deprecated", "nullable", "x-fsm-not-enum"}
+                "$anchor", "$defs", "definitions", "readOnly", "writeOnly", "deprecated", "nullable", "x-fsm-not-enum",
+                "x-fsm-not-string"}
 _JSON_TYPE = {type(None): "null", bool: "boolean", str: "string", int: "integer", float: "number",
               list: "array", dict: "object"}
 

@@ -304,7 +304,7 @@ def test_unconstrained_values_need_the_grammar_or_an_explicit_depth():
 
 def test_unsupported_keywords_name_keyword_and_pointer():
     with pytest.raises(UnsupportedSchema) as err:
-        JsonSchema({"type": "object", "properties": {"a": {"type": "string", "not": {"pattern": "x"}}}}).to_dfa()
+        JsonSchema({"type": "object", "properties": {"a": {"type": "string", "not": {"format": "email"}}}}).to_dfa()
     assert err.value.keyword == "not" and err.value.pointer == "/properties/a/not"
     with pytest.raises(UnsupportedSchema) as err:
         JsonSchema({"if": {"type": "string"}, "then": {"maxLength": 1}, "type": "string"}).to_dfa()
@@ -312,7 +312,7 @@ def test_unsupported_keywords_name_keyword_and_pointer():
 
 
 def test_lenient_ignores_with_a_warning():
-    s = {"type": "string", "not": {"pattern": "x"}}
+    s = {"type": "integer", "not": {"multipleOf": 3}}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         spec = JsonSchema(s, lenient=True)
@@ -324,6 +324,30 @@ def test_lenient_ignores_with_a_warning():
 def test_supported_not_forms_are_exact():
     assert acc({"type": "string", "not": {"enum": ["a"]}}, "a", "b") == [False, True]
     assert acc({"type": ["string", "integer"], "not": {"type": "string"}}, "a", 1) == [False, True]
+
+
+OBJ_AB = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}}
+NOT_CASES = [
+    ({"type": "string", "not": {"pattern": "^a"}}, ["b", "a", "", "ba", 1]),
+    ({"type": ["string", "integer"], "not": {"type": "string", "maxLength": 2}}, ["abc", "ab", 5, ""]),
+    ({"type": ["string", "null"], "not": {"pattern": "x"}}, ["ab", "axb", None]),
+    ({"type": "string", "pattern": "^p-[a-z0-9]+$", "not": {"pattern": ".{6,}(?:ab|cd)"}},
+     ["p-x1", "p-xyzab", "p-ab", "p-xyzcd1"]),
+    ({"type": "string", "not": {"not": {"minLength": 2}}}, ["a", "ab"]),
+    ({"type": "string", "not": {"anyOf": [{"minLength": 4}, {"pattern": "z"}]}}, ["abc", "abcd", "az", ""]),
+    ({"type": "string", "not": {"$ref": "#/$defs/short"}, "$defs": {"short": {"maxLength": 1}}}, ["a", "ab"]),
+    ({**OBJ_AB, "not": {"required": ["a", "b"]}}, [{"a": 1}, {"a": 1, "b": 2}, {}]),
+    ({**OBJ_AB, "not": {"anyOf": [{"required": ["a"]}, {"required": ["b"]}]}}, [{"a": 1}, {}, {"b": 1}]),
+    ({**OBJ_AB, "not": {"allOf": [{"required": ["a"]}, {"required": ["b"]}]}}, [{"a": 1}, {"a": 1, "b": 2}, {}]),
+]
+
+
+@pytest.mark.parametrize("schema,values", NOT_CASES)
+def test_not_of_required_string_keywords_and_combinations_is_exact(schema, values):
+    """De Morgan over anyOf/allOf/not, some required name absent, a complemented string DFA."""
+    v = validator(schema)
+    dfa = JsonSchema(schema).to_dfa()
+    assert [dfa.accepts(compact(x).encode()) for x in values] == [v.is_valid(x) for x in values]
 
 
 @pytest.mark.parametrize("bad", [
