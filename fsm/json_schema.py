@@ -162,6 +162,7 @@ class _Translator:
         self.layout = _Layout(opts._indent)
         self.ignored: list[str] = []
         self.limits = limits
+        self._canon_memo: dict[int, tuple[Any, str]] = {}
         self.deadline = limits.deadline()
         self.calls = 0
         self.active: list[str] = []  # refs being expanded on the current path (cycle = recursion)
@@ -298,10 +299,15 @@ class _Translator:
 
     def _value(self, locs: list[_Loc], depth: int) -> Node:
         self.tick()
+        if len(locs) > 1:
+            locs = self._distinct(locs)
         if self.grammar and len(locs) > 1:
             # what is left of a parent beside an anyOf branch is often empty: a branch that is a
             # pure (recursive) $ref must still become a rule reference
             kept = [loc for loc in locs if not _trivial(loc.schema)]
+            refs = [loc for loc in kept if _pure_ref(loc.schema, self.draft) is not None]
+            if len(kept) > 1 and len(refs) == 1:  # e.g. {"type": "object"} beside a ref to an object schema
+                kept = [loc for loc in kept if loc is refs[0] or not self._implied_by_ref(loc, refs[0])]
             locs = kept if kept else locs[:1]
         if self.grammar and len(locs) == 1:
             ref = _pure_ref(locs[0].schema, self.draft)
@@ -329,6 +335,45 @@ class _Translator:
         finally:
             for _ in range(pushed):
                 self.active.pop()
+
+    def _distinct(self, locs: list[_Loc]) -> list[_Loc]:
+        """``locs`` without repeats of an equal schema (A and A is A): e.g. a property matched by
+        ``properties`` and a ``patternProperties`` pattern with the same subschema."""
+        out: list[_Loc] = []
+        seen: set = set()
+        for loc in locs:
+            key = self._canon_memo.get(id(loc.schema))
+            if key is None or key[0] is not loc.schema:
+                key = self._canon_memo[id(loc.schema)] = (loc.schema, _canon(loc.schema))
+            k = (loc.base, key[1])
+            if k not in seen:
+                seen.add(k)
+                out.append(loc)
+        return out
+
+    def _implied_by_ref(self, loc: _Loc, ref_loc: _Loc) -> bool:
+        """True when ``loc`` is only a ``type`` that the (pure) ``$ref`` target declares anyway."""
+        s = loc.schema
+        if not isinstance(s, dict) or set(s) - _NO_CONSTRAINT != {"type"}:
+            return False
+        allowed = _type_set(s["type"])
+        target = ref_loc
+        for _ in range(8):
+            ref = _pure_ref(target.schema, self.draft)
+            if ref is None:
+                break
+            target, _ = self.resolve(ref, target)
+        ts = target.schema
+        if not isinstance(ts, dict):
+            return False
+        if "type" in ts:
+            declared = _type_set(ts["type"])
+        elif not set(ts) & {"anyOf", "oneOf", "allOf", "$ref", "enum", "const", "not", "if"}:
+            declared = self._inferred_types([target])  # the types this library generates for it
+        else:
+            return False
+        return bool(allowed and declared) and all(
+            x in allowed or (x == "integer" and "number" in allowed) for x in declared)
 
     def _flatten(self, loc: _Loc, out: list[_Loc], seen: set) -> int:
         """Expand ``$ref`` and ``allOf`` into ``out``; returns how many refs were pushed on ``active``."""
@@ -412,7 +457,7 @@ class _Translator:
         """A schema for exactly the values ``s`` rejects, or ``_NO_NEGATION``."""
         if depth > 16:
             return _NO_NEGATION
-        if s is True:
+        if s is True or _trivial(s):
             return False
         if s is False:
             return True
@@ -1274,6 +1319,10 @@ _REF_SIBLINGS_OK = {"$ref", "title", "description", "$comment", "default", "exam
 
 _NO_CONSTRAINT = {"title", "description", "$comment", "default", "examples", "example", "readOnly", "writeOnly",
                   "deprecated", "$schema"}
+
+
+def _type_set(t: Any) -> set[str]:
+    return {t} if isinstance(t, str) else {x for x in t if isinstance(x, str)} if isinstance(t, list) else set()
 
 
 def _trivial(s: Any) -> bool:

@@ -106,3 +106,24 @@ def test_ambiguous_alternatives_need_no_lalr(vocab, tokenizer):
     assert accepts_text(index, tokenizer, compact({"a": {"next": {"next": {}}}, "x": 1}))
     assert accepts_text(index, tokenizer, compact({"a": {"next": {}}, "y": 2}))
     assert not accepts_text(index, tokenizer, compact({"a": {"next": {}}, "y": 1}))
+
+
+def test_recursive_refs_beside_redundant_siblings(vocab, tokenizer):
+    """A recursive $ref stays a rule call when its siblings add nothing: a ``type`` the target
+    generates anyway, or the same subschema reached twice (``properties`` and a matching
+    ``patternProperties``); ``not: {}`` forbids a property."""
+    person = {"type": "object", "properties": {"name": {"type": "string", "maxLength": 3},
+                                               "friends": {"$ref": "#/$defs/list"},
+                                               "secret": {"not": {}}},
+              "additionalProperties": False}
+    items = {"type": "array", "items": {"anyOf": [{"$ref": "#/$defs/person"}], "type": "object"}}
+    schema = {"$defs": {"person": person, "list": items},
+              "type": "object", "properties": {"by": items}, "patternProperties": {"^b": items},
+              "additionalProperties": False}
+    index = fsm.compile(JsonSchema(schema), vocab, cache=False)
+    v = validator(schema)
+    good = {"by": [{"name": "a", "friends": [{"name": "b", "friends": []}]}]}
+    assert v.is_valid(good) and accepts_text(index, tokenizer, compact(good))
+    for bad in ({"by": [{"name": "a", "secret": 1}]}, {"by": [{"name": "abcd"}]}, {"by": [1]}):
+        assert not v.is_valid(bad)
+        assert not accepts_text(index, tokenizer, compact(bad))
