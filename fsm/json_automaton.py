@@ -312,7 +312,7 @@ class _Budget:
 
     def tick(self, n_states: int, what: str) -> None:
         self.ticks += 1
-        if self.ticks & 1023 == 0:
+        if self.ticks & 15 == 0:
             self.deadline.check(what)
         if n_states > self.limits.max_states:
             self.limits.check_states(n_states, what)

@@ -336,6 +336,14 @@ class _Translator:
             for _ in range(pushed):
                 self.active.pop()
 
+    def _budget(self):
+        """An automaton budget on the translation's own deadline (one budget per compile)."""
+        from .json_automaton import _Budget
+
+        budget = _Budget(self.limits)
+        budget.deadline = self.deadline
+        return budget
+
     def _distinct(self, locs: list[_Loc]) -> list[_Loc]:
         """``locs`` without repeats of an equal schema (A and A is A): e.g. a property matched by
         ``properties`` and a ``patternProperties`` pattern with the same subschema."""
@@ -780,7 +788,7 @@ class _Translator:
 
     def _string_complement(self, s: dict, loc: _Loc) -> Node:
         """The decoded strings that ``s``'s pattern/minLength/maxLength reject (a complemented DFA)."""
-        from .json_automaton import _Budget, complement_dfa, small_dfa
+        from .json_automaton import complement_dfa, small_dfa
 
         parts: list[Node] = []
         lo = _count(s["minLength"], "minLength", loc) if "minLength" in s else 0
@@ -795,7 +803,7 @@ class _Translator:
         if not parts:
             return NEVER  # s accepts every string
         body = parts[0] if len(parts) == 1 else And(tuple(parts))
-        d = complement_dfa(small_dfa(body, _Budget(self.limits)))
+        d = complement_dfa(small_dfa(body, self._budget()))
         return Auto(tuple(tuple(row) for row in d.edges), tuple(d.accepting))
 
     def _string_node(self, lo: int, hi: int | None, langs: list[Node], schemas=()) -> Node:
@@ -1049,9 +1057,9 @@ class _Translator:
         return langs[0] if len(langs) == 1 else And(tuple(langs))
 
     def _disjoint_patterns(self, pats: list[str], loc: _Loc) -> bool:
-        from .json_automaton import _Budget, small_dfa
+        from .json_automaton import small_dfa
 
-        budget = _Budget(DEFAULT_LIMITS)
+        budget = self._budget()
         for i in range(len(pats)):
             for j in range(i + 1, len(pats)):
                 d = small_dfa(And((pattern_node(pats[i]), pattern_node(pats[j]))), budget)
