@@ -83,7 +83,7 @@ ROWS = [
      "test_json_suite.py::test_invalid_instances_rejected_valid_ones_accepted_or_explained"),
     ("anyOf", S, "union; siblings intersected into each branch", {"anyOf": [{"type": "string"}, {"type": "null"}]},
      "test_json_schema.py::test_any_of_all_of_merge_and_type_lists"),
-    ("oneOf", P, "as anyOf when branches provably exclude each other (types, finite values, a required discriminator const, a property one branch requires and the other, closed, never has); "
+    ("oneOf", P, "as anyOf when branches provably exclude each other (types, finite values, a required discriminator const, a property one branch requires and the other, closed or with additionalProperties unspecified, never generates); "
      "else an error, or anyOf semantics with oneof='anyof'", {"oneOf": [{"type": "string"}, {"type": "integer"}]},
      "test_json_schema.py::test_one_of_exact_when_branches_exclude_each_other"),
     ("allOf", S, "merged keyword by keyword", {"allOf": [{"type": "integer"}, {"minimum": 1}]},

@@ -553,9 +553,11 @@ class _Translator:
             if name in fb["forbidden"] or any(name not in declared for declared in fb["closed"]):
                 return True
         for name in fb["required"]:
-            # b needs a property that a's objects never have (a's values are objects: checked above)
+            # b needs a property that a's objects never have (a's values are objects: checked above),
+            # or that this library never generates for a (a generated value is what must not match b)
             if fa["types"] <= {"object"} and (
-                    name in fa["forbidden"] or any(name not in declared for declared in fa["closed"])):
+                    name in fa["forbidden"] or any(name not in declared for declared in fa["closed"])
+                    or (fa["keys"] is not None and name not in fa["keys"])):
                 return True
         return False
 
@@ -579,8 +581,8 @@ class _Translator:
         for f in flat:
             s = f.schema
             if s is False:
-                return {"types": set(), "values": [], "consts": {}, "required": set(), "forbidden": set(),
-                        "closed": []}
+                    return {"types": set(), "values": [], "consts": {}, "required": set(), "forbidden": set(),
+                        "closed": [], "keys": set()}
             ts = self._types_of(s, f)
             if ts is not None:
                 types &= ts
@@ -599,9 +601,18 @@ class _Translator:
             types.add("number")
         if "number" in types:
             types.add("integer")
+        # The keys this library generates for these objects when none of them allows extras (the
+        # policy for unspecified additionalProperties): declared and required names only.
+        dicts = [f.schema for f in flat if isinstance(f.schema, dict)]
+        explicit = [d["additionalProperties"] for d in dicts if "additionalProperties" in d]
+        opened = (self.opts.allow_additional_properties or any("patternProperties" in d for d in dicts)
+                  or (explicit and all(x is not False for x in explicit)))
+        names = set(required)
+        for d in dicts:
+            names |= set(d.get("properties") or {})
         # consts hold whenever the property is present (required or not)
         return {"types": types, "values": values, "consts": consts, "required": required, "forbidden": forbidden,
-                "closed": closed}
+                "closed": closed, "keys": None if opened else names}
 
     def _types_of(self, s: dict, loc: _Loc) -> set[str] | None:
         t = s.get("type")

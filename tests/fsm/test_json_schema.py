@@ -233,8 +233,10 @@ def test_one_of_exact_when_branches_exclude_each_other():
     assert acc(closed_vs_required, {"a": 1, "b": 2}, {"a": 1}, {"b": 2}) == [True, True, False]
     open_branch = {"oneOf": [{"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]},
                              {"type": "object", "properties": {"b": {"type": "integer"}}, "required": ["b"]}]}
-    with pytest.raises(UnsupportedSchema):  # {"a": 1, "b": 2} matches both
-        JsonSchema(open_branch).to_dfa()
+    # {"a": 1, "b": 2} matches both, but no extra key is generated (additionalProperties unspecified)
+    assert acc(open_branch, {"a": 1}, {"b": 2}, {"a": 1, "b": 2}) == [True, True, False]
+    with pytest.raises(UnsupportedSchema):  # with extras allowed it would be generated
+        JsonSchema(open_branch, allow_additional_properties=True).to_dfa()
     optional = {"type": "object", "properties": {"t": {"type": "string"}}, "oneOf": [
         {"properties": {"t": {"const": "a"}}}, {"properties": {"t": {"const": "b"}}}]}
     with pytest.raises(UnsupportedSchema):  # {} matches both branches
@@ -465,3 +467,24 @@ def test_any_value_through_the_grammar_engine(vocab, tokenizer):
         text, done = random_walk(index, vocab, rnd, max_tokens=60, eos_bias=0.8)
         if done:
             assert v.is_valid(json.loads(text)), text
+
+
+def test_one_of_exclusive_by_the_keys_this_library_generates(vocab, tokenizer):
+    """Neither branch forbids the other's required name, but with additionalProperties unspecified
+    no extra key is generated, so no generated value can match both branches."""
+    schema = {"oneOf": [
+        {"type": "object", "required": ["id", "win"], "properties": {"id": {"type": "string", "maxLength": 2}}},
+        {"type": "object", "required": ["id", "lose"], "properties": {"id": {"type": "string", "maxLength": 2}}}]}
+    from .json_helpers import accepts_text
+
+    v = validator(schema)
+    index = fsm.compile(JsonSchema(schema), vocab, cache=False)
+    docs = ({"id": "a", "win": 1}, {"id": "a", "lose": None}, {"id": "a"}, {"id": "a", "win": 1, "lose": 2})
+    assert [accepts_text(index, tokenizer, compact(d)) for d in docs] == [True, True, False, False]
+    rnd = random.Random(4)
+    for _ in range(20):
+        text, done = random_walk(index, vocab, rnd, max_tokens=40)
+        if done:
+            assert v.is_valid(json.loads(text)), text
+    with pytest.raises(UnsupportedSchema):  # extras allowed: {"id":..,"win":..,"lose":..} matches both
+        fsm.compile(JsonSchema(schema, allow_additional_properties=True), vocab, cache=False)
