@@ -11,7 +11,6 @@ import hashlib
 import time
 from dataclasses import dataclass
 
-
 from .errors import GrammarError
 from .limits import Limits
 

@@ -471,14 +471,8 @@ class NFA:
         key = ("any", node.max_string_length)
         dfas = self.counters.units.get(key)
         if dfas is None:
-            dfas = []
-            for part in scalar_nodes(node.max_string_length):
-                sub = NFA(self.budget)
-                st = sub.new()
-                en = sub.build(part, st)
-                sub.trim(en)
-                dfas.append(trim_dfa(determinize(sub, st, en, self.budget)))
-            self.counters.units[key] = dfas
+            dfas = self.counters.units[key] = [node_to_char_dfa(part, self.budget)
+                                               for part in scalar_nodes(node.max_string_length)]
         end = self.new()
         self.eps[s].append(self.counters.add(AnyValueBlock(dfas[0], dfas[1], end, node.indent, node.depth)))
         self.counters.entries.append((s, end))
@@ -1001,12 +995,29 @@ def node_nfa(node: Node, limits: Limits | None = None):
     Raises `SchemaError` when the language is empty.
     """
     limits = limits or DEFAULT_LIMITS
-    budget = _Budget(limits)
+    nfa, start, final = trimmed_nfa(node, limits)
+    return nfa.trans, nfa.eps, start, final, limits, nfa.counters
+
+
+def trimmed_nfa(node: Node, limits: Limits, calls=None, rules: dict[str, Node] | None = None):
+    """``(nfa, start, final)``: ``node`` built (with ``rules`` as call targets when ``calls`` is
+    given, see `json_pushdown`) and trimmed; budget overruns become `SchemaTooComplex`.
+
+    Raises `SchemaError` when the language is empty.
+    """
     try:
-        nfa = NFA(budget, counters=True)
+        nfa = NFA(_Budget(limits), counters=True, calls=calls)
         start = nfa.new()
         final = nfa.build(node, start)
-        live = nfa.trim(final)
+        if calls is not None:
+            for name, rule in (rules or {}).items():
+                s = calls.start[name] = nfa.new()
+                calls.final[name] = nfa.build(rule, s)
+                calls.returns.add(calls.final[name])
+            for name, _ in calls.site.values():
+                if name not in calls.start:
+                    raise SchemaError(f"rule reference {name!r} has no rule")
+        live = nfa.trim(final, calls)
     except NotRegular as exc:
         raise SchemaError(str(exc)) from None
     except SchemaTooComplex:
@@ -1017,7 +1028,7 @@ def node_nfa(node: Node, limits: Limits | None = None):
         raise SchemaTooComplex("the schema is nested too deeply to compile", budget="recursion") from None
     if not live[start]:
         raise SchemaError("the schema admits no JSON document at all (its constraints contradict each other)")
-    return nfa.trans, nfa.eps, start, final, limits, nfa.counters
+    return nfa, start, final
 
 
 def node_to_dfa(node: Node, limits: Limits | None = None) -> ByteDFA:

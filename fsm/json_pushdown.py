@@ -21,7 +21,7 @@ rule's end, through calls of rules that can themselves finish.
 
 from __future__ import annotations
 
-from .errors import SchemaError, SchemaTooComplex, SpecTooComplex
+from .errors import SchemaTooComplex
 from .json_ast import Node, Ref
 from .limits import DEFAULT_LIMITS, Limits
 
@@ -46,7 +46,7 @@ class Calls:
         self.start: dict[str, int] = {}
         self.final: dict[str, int] = {}
         self.site: dict[int, tuple[str, int]] = {}  # call state -> (rule, return state)
-        self.returns: dict[int, bool] = {}  # rule final states
+        self.returns: set[int] = set()  # rule final states
         self._stacks: list[tuple[int, int, int]] = [(-1, -1, 0)]  # id -> (return state, parent, depth)
         self._stack_ids: dict[tuple[int, int], int] = {}
         self._confs: list[tuple[int, int]] = []
@@ -130,30 +130,11 @@ def pushdown_nfa(root: Node, rules: dict[str, Node], limits: Limits | None = Non
     Returns ``(trans, eps, start, final, limits, counters, calls)``. Raises `SchemaError` when no
     document is possible and `LeftRecursive` when a rule calls itself before reading a character.
     """
-    from .json_automaton import NFA, _Budget
+    from .json_automaton import trimmed_nfa
 
     limits = limits or DEFAULT_LIMITS
     calls = Calls()
-    try:
-        nfa = NFA(_Budget(limits), counters=True, calls=calls)
-        start = nfa.new()
-        final = nfa.build(root, start)
-        for name, node in rules.items():
-            s = calls.start[name] = nfa.new()
-            calls.final[name] = nfa.build(node, s)
-            calls.returns[calls.final[name]] = True
-        for c, (name, _) in calls.site.items():
-            if name not in rules:
-                raise SchemaError(f"rule reference {name!r} has no rule")
-        live = nfa.trim(final, calls)
-    except SchemaTooComplex:
-        raise
-    except SpecTooComplex as exc:
-        raise SchemaTooComplex(str(exc), budget=exc.budget, limit=exc.limit) from None
-    except RecursionError:
-        raise SchemaTooComplex("the schema is nested too deeply to compile", budget="recursion") from None
-    if not live[start]:
-        raise SchemaError("the schema admits no JSON document at all (its constraints contradict each other)")
+    nfa, start, final = trimmed_nfa(root, limits, calls, rules)
     counters = nfa.counters
 
     def eps_of(q: int) -> list[int]:

@@ -33,7 +33,7 @@ import time
 import math
 import re
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 from urllib.parse import unquote, urldefrag, urljoin
@@ -492,19 +492,18 @@ class _Translator:
             other = [t for t in _TYPES if t != "string"]
             strings = {"type": "string", "x-fsm-not-string": {k: v for k, v in s.items() if k != "type"}}
             return {"anyOf": [{"type": other}, strings]} if "type" in s else strings
-        if isinstance(s, dict):
-            keys = set(s) - {"title", "description", "$comment"}
-            if keys == {"type"}:
-                t = s["type"]
-                ts = {t} if isinstance(t, str) else set(t) if isinstance(t, list) else set()
-                keep = [x for x in _TYPES if x not in ts and not (x == "integer" and "number" in ts)]
-                if "integer" in ts and "number" not in ts:
-                    keep.remove("number")  # non-integral numbers only: not expressible, keep it simple
-                return {"type": keep}
-            if keys in ({"enum"}, {"const"}):
-                values = s["enum"] if "enum" in s else [s["const"]]
-                if isinstance(values, list):
-                    return {"x-fsm-not-enum": values}
+        plain = set(s) - {"title", "description", "$comment"}
+        if plain == {"type"}:
+            t = s["type"]
+            ts = {t} if isinstance(t, str) else set(t) if isinstance(t, list) else set()
+            keep = [x for x in _TYPES if x not in ts and not (x == "integer" and "number" in ts)]
+            if "integer" in ts and "number" not in ts:
+                keep.remove("number")  # non-integral numbers only: not expressible, keep it simple
+            return {"type": keep}
+        if plain in ({"enum"}, {"const"}):
+            values = s["enum"] if "enum" in s else [s["const"]]
+            if isinstance(values, list):
+                return {"x-fsm-not-enum": values}
         return _NO_NEGATION
 
     def _branch(self, flat: list[_Loc], i: int, kw: str, locs: list[_Loc], depth: int) -> Node:
@@ -1574,9 +1573,7 @@ class JsonSchema:
         try:
             # A regular schema whose $refs expand past this many NFA states is cheaper as a grammar
             # (each $ref one rule): try that before giving up.
-            nfa_limits = left()
-            nfa_limits = nfa_limits.__class__(min(limits.max_states, _NFA_STATES_BEFORE_GRAMMAR),
-                                              nfa_limits.max_seconds, limits.max_index_bytes)
+            nfa_limits = replace(left(), max_states=min(limits.max_states, _NFA_STATES_BEFORE_GRAMMAR))
             trans, eps, start, final, _, counters = node_nfa(self._node(), nfa_limits)
             lazy = LazyByteDFA(trans, eps, start, final, limits, counters)
         except SchemaTooComplex as exc:

@@ -52,6 +52,18 @@ def random_walk(index, vocab, rnd: random.Random, max_tokens: int = 150, eos_bia
     return b"".join(out).decode("utf-8", "replace"), False
 
 
+def valid_walks(index, vocab, v, rnd: random.Random, walks: int, **opts) -> list[str]:
+    """Texts of the random walks (see `random_walk`) that finished, each asserted to be a JSON
+    document valid for the validator ``v``."""
+    out = []
+    for _ in range(walks):
+        text, finished = random_walk(index, vocab, rnd, **opts)
+        if finished:
+            assert v.is_valid(json.loads(text)), text
+            out.append(text)
+    return out
+
+
 def accepts_text(index, tokenizer, text: str) -> bool:
     """Whether the index's matcher accepts ``text`` fed as the tokenizer's tokens."""
     import fsm

@@ -17,7 +17,7 @@ from fsm.json_dfa import LazyByteDFA
 from fsm.json_index import LazyJsonIndex
 from fsm.json_schema import JsonSchema
 
-from .json_helpers import accepts_text, compact, random_walk, validator
+from .json_helpers import accepts_text, compact, valid_walks, validator
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-10**15, 10**15) | st.floats(allow_nan=False, allow_infinity=False)
@@ -104,18 +104,11 @@ def test_random_walks_are_valid_documents(vocab, whitespace):
     s = {"type": "object", "properties": {"name": {"type": "string", "maxLength": 5}}, "required": ["name"],
          "additionalProperties": True}
     index = fsm.compile(JsonSchema(s, whitespace=whitespace), vocab, cache=False)
-    v = validator(s)
-    rnd = random.Random(11)
-    done = 0
-    for _ in range(25):
-        text, finished = random_walk(index, vocab, rnd, max_tokens=80, eos_bias=0.4)
-        if finished:
-            done += 1
-            value = json.loads(text)
-            assert v.is_valid(value), text
-            if whitespace == "pretty" and not any(c in text for c in ".eE"):  # number spelling aside
-                assert text == json.dumps(value, indent=2, ensure_ascii=False), text
-    assert done >= 5
+    texts = valid_walks(index, vocab, validator(s), random.Random(11), 25, max_tokens=80, eos_bias=0.4)
+    assert len(texts) >= 5
+    for text in texts:
+        if whitespace == "pretty" and not any(c in text for c in ".eE"):  # number spelling aside
+            assert text == json.dumps(json.loads(text), indent=2, ensure_ascii=False), text
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

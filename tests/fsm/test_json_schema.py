@@ -16,7 +16,7 @@ import fsm
 from fsm.errors import SchemaTooComplex, SpecError, UnsupportedSchema
 from fsm.json_schema import JsonSchema
 
-from .json_helpers import compact, random_walk, validator
+from .json_helpers import compact, random_walk, valid_walks, validator
 
 
 class raw(str):
@@ -481,10 +481,6 @@ def test_one_of_exclusive_by_the_keys_this_library_generates(vocab, tokenizer):
     index = fsm.compile(JsonSchema(schema), vocab, cache=False)
     docs = ({"id": "a", "win": 1}, {"id": "a", "lose": None}, {"id": "a"}, {"id": "a", "win": 1, "lose": 2})
     assert [accepts_text(index, tokenizer, compact(d)) for d in docs] == [True, True, False, False]
-    rnd = random.Random(4)
-    for _ in range(20):
-        text, done = random_walk(index, vocab, rnd, max_tokens=40)
-        if done:
-            assert v.is_valid(json.loads(text)), text
+    valid_walks(index, vocab, v, random.Random(4), 20, max_tokens=40)
     with pytest.raises(UnsupportedSchema):  # extras allowed: {"id":..,"win":..,"lose":..} matches both
         fsm.compile(JsonSchema(schema, allow_additional_properties=True), vocab, cache=False)
