@@ -51,8 +51,12 @@ SCHEMA = {
         "number_of_items_in_the_order": {"type": "integer"},
         "requires_priority_shipping": {"type": "boolean"},
     },
-    "required": ["customer_full_name", "customer_email_address", "number_of_items_in_the_order",
-                 "requires_priority_shipping"],
+    "required": [
+        "customer_full_name",
+        "customer_email_address",
+        "number_of_items_in_the_order",
+        "requires_priority_shipping",
+    ],
     "additionalProperties": False,
 }
 _STR = r'([^"\\\x00-\x1f]|\\["\\/bfnrt])'
@@ -62,7 +66,9 @@ SCHEMA_REGEX = (
     r'"number_of_items_in_the_order":-?(0|[1-9][0-9]{0,15}),"requires_priority_shipping":(true|false)\}'
 )
 CPU_TIME = False
-ORDER_PROMPT = "Extract the order as JSON: Jane Doe (jane.doe@example.com) ordered 3 items, priority shipping."
+ORDER_PROMPT = (
+    "Extract the order as JSON: Jane Doe (jane.doe@example.com) ordered 3 items, priority shipping."
+)
 
 
 def median_rates(runs: dict[str, Callable[[], int]], repeats: int) -> dict[str, float]:
@@ -108,7 +114,9 @@ def peer_processors(tokenizer: Any, width: int) -> dict[str, Callable[[], Any]]:
         import xgrammar as xgr
 
         info = xgr.TokenizerInfo.from_huggingface(tokenizer, vocab_size=width)
-        compiled = xgr.GrammarCompiler(info).compile_json_schema(SCHEMA, any_whitespace=False, separators=(",", ":"))
+        compiled = xgr.GrammarCompiler(info).compile_json_schema(
+            SCHEMA, any_whitespace=False, separators=(",", ":")
+        )
         out["HF+xgrammar"] = lambda: xgr.contrib.hf.LogitsProcessor(compiled)
     except _PEER_ERRORS as exc:  # not installed, or an API this version lacks
         print(f"  (xgrammar column skipped: {type(exc).__name__}: {exc})")
@@ -116,7 +124,9 @@ def peer_processors(tokenizer: Any, width: int) -> dict[str, Callable[[], Any]]:
         import outlines
         from outlines.processors import RegexLogitsProcessor  # outlines < 1.0
 
-        out["HF+outlines"] = lambda: RegexLogitsProcessor(SCHEMA_REGEX, outlines.models.TransformerTokenizer(tokenizer))
+        out["HF+outlines"] = lambda: RegexLogitsProcessor(
+            SCHEMA_REGEX, outlines.models.TransformerTokenizer(tokenizer)
+        )
     except _PEER_ERRORS as exc:
         print(f"  (outlines column skipped: {type(exc).__name__}: {exc})")
     return out
@@ -148,32 +158,48 @@ class Bench:
         return hf_tokens(out, enc["input_ids"].shape[1], self.eos)
 
     def ours_run(self, prompts: list[str], **kw: Any) -> int:
-        return sum(len(o.token_ids) for o in guide.generate(self.model, prompts, max_new_tokens=self.n_new, **kw))
+        return sum(
+            len(o.token_ids) for o in guide.generate(self.model, prompts, max_new_tokens=self.n_new, **kw)
+        )
 
     def section_a(self, threads: int, b: int) -> None:
         prompts = [self.model.chat(q) for q in (QUESTIONS * 4)[:b]]
         enc = self.tok(prompts, return_tensors="pt", padding=True).to(self.device)
         n = self.n_new
-        r = median_rates({
-            "ours": lambda: self.ours_run(prompts, logit_bias=self.no_eos),
-            "HF plain": lambda: self.hf_run(self.plain, enc, max_new_tokens=n, min_new_tokens=n),
-            "HF packed": lambda: self.hf_run(self.model.hf, enc, max_new_tokens=n, min_new_tokens=n),
-        }, self.args.repeats)
-        print(f"A threads={threads} batch={b}: ours {r['ours']:.1f} tok/s | HF plain {r['HF plain']:.1f} | HF on "
-              f"packed {r['HF packed']:.1f} || ours/HF {r['ours'] / r['HF plain']:.2f} "
-              f"(loop only: {r['ours'] / r['HF packed']:.2f})", flush=True)
+        r = median_rates(
+            {
+                "ours": lambda: self.ours_run(prompts, logit_bias=self.no_eos),
+                "HF plain": lambda: self.hf_run(self.plain, enc, max_new_tokens=n, min_new_tokens=n),
+                "HF packed": lambda: self.hf_run(self.model.hf, enc, max_new_tokens=n, min_new_tokens=n),
+            },
+            self.args.repeats,
+        )
+        print(
+            f"A threads={threads} batch={b}: ours {r['ours']:.1f} tok/s | HF plain {r['HF plain']:.1f} | HF on "
+            f"packed {r['HF packed']:.1f} || ours/HF {r['ours'] / r['HF plain']:.2f} "
+            f"(loop only: {r['ours'] / r['HF packed']:.2f})",
+            flush=True,
+        )
         self.results.append(("A ours/HF", threads, b, "fixed length", r["ours"] / r["HF plain"]))
-        self.results.append(("A ours/HF on packed model", threads, b, "loop only", r["ours"] / r["HF packed"]))
+        self.results.append(
+            ("A ours/HF on packed model", threads, b, "loop only", r["ours"] / r["HF packed"])
+        )
 
     def section_b(self, threads: int, b: int) -> None:
         prompts = [self.model.chat(q) for q in (QUESTIONS * 4)[:b]]
         enc = self.tok(prompts, return_tensors="pt", padding=True).to(self.device)
-        r = median_rates({
-            "ours": lambda: self.ours_run(prompts),
-            "HF plain": lambda: self.hf_run(self.plain, enc, max_new_tokens=self.n_new),
-        }, self.args.repeats)
-        print(f"B threads={threads} batch={b}: ours {r['ours']:.1f} useful tok/s | HF plain {r['HF plain']:.1f} || "
-              f"ours/HF {r['ours'] / r['HF plain']:.2f}", flush=True)
+        r = median_rates(
+            {
+                "ours": lambda: self.ours_run(prompts),
+                "HF plain": lambda: self.hf_run(self.plain, enc, max_new_tokens=self.n_new),
+            },
+            self.args.repeats,
+        )
+        print(
+            f"B threads={threads} batch={b}: ours {r['ours']:.1f} useful tok/s | HF plain {r['HF plain']:.1f} || "
+            f"ours/HF {r['ours'] / r['HF plain']:.2f}",
+            flush=True,
+        )
         self.results.append(("B ours/HF", threads, b, "natural stop", r["ours"] / r["HF plain"]))
 
     def section_c(self, threads: int, b: int) -> None:
@@ -182,7 +208,9 @@ class Bench:
         n = self.n_new
 
         def constrained(jump: bool) -> list[int]:
-            outs = guide.generate(self.model, prompts, constraint=self.index, max_new_tokens=n, jump_forward=jump)
+            outs = guide.generate(
+                self.model, prompts, constraint=self.index, max_new_tokens=n, jump_forward=jump
+            )
             for o in outs:
                 if o.finish_reason != "length":
                     assert set(json.loads(o.text)) == set(SCHEMA["properties"]), o.text
@@ -192,24 +220,35 @@ class Bench:
         lengths = constrained(False)
         n_hf = max(lengths)
         runs = {
-            "free": lambda: sum(len(o.token_ids) for o in guide.generate(
-                self.model, prompts, max_new_tokens=lengths, logit_bias=self.no_eos)),
+            "free": lambda: sum(
+                len(o.token_ids)
+                for o in guide.generate(self.model, prompts, max_new_tokens=lengths, logit_bias=self.no_eos)
+            ),
             "constrained": lambda: sum(constrained(True)),
             "constrained, no jump": lambda: sum(constrained(False)),
-            "HF+guide": lambda: self.hf_run(self.plain, enc, max_new_tokens=n,
-                                            logits_processor=[guide.LogitsProcessor(self.index, self.tok)]),
+            "HF+guide": lambda: self.hf_run(
+                self.plain,
+                enc,
+                max_new_tokens=n,
+                logits_processor=[guide.LogitsProcessor(self.index, self.tok)],
+            ),
             "HF free": lambda: self.hf_run(self.plain, enc, max_new_tokens=n_hf, min_new_tokens=n_hf),
         }
         for name, make in peer_processors(self.tok, self.model.vocabulary.size).items():
-            runs[name] = lambda make=make: self.hf_run(self.plain, enc, max_new_tokens=n, logits_processor=[make()])
+            runs[name] = lambda make=make: self.hf_run(
+                self.plain, enc, max_new_tokens=n, logits_processor=[make()]
+            )
         r = median_rates(runs, self.args.repeats)
         line = " | ".join(f"{k} {v:.1f}" for k, v in r.items())
-        print(f"C threads={threads} batch={b} ({self.spec_name}): {line} tok/s || constrained/free "
-              f"{r['constrained'] / r['free']:.2f} (no jump-forward {r['constrained, no jump'] / r['free']:.2f})",
-              flush=True)
+        print(
+            f"C threads={threads} batch={b} ({self.spec_name}): {line} tok/s || constrained/free "
+            f"{r['constrained'] / r['free']:.2f} (no jump-forward {r['constrained, no jump'] / r['free']:.2f})",
+            flush=True,
+        )
         self.results.append(("C constrained/free", threads, b, self.spec_name, r["constrained"] / r["free"]))
-        self.results.append(("C no-jump constrained/free", threads, b, self.spec_name,
-                             r["constrained, no jump"] / r["free"]))
+        self.results.append(
+            ("C no-jump constrained/free", threads, b, self.spec_name, r["constrained, no jump"] / r["free"])
+        )
         for name in runs:
             if name.startswith("HF+"):
                 self.results.append((f"C {name}/HF free", threads, b, "same schema", r[name] / r["HF free"]))
@@ -224,14 +263,19 @@ def main() -> None:
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--dtype", default=None, help="float32 (CPU default), bfloat16, float16")
     ap.add_argument("--sections", default="ABC")
-    ap.add_argument("--cpu-time", action="store_true",
-                    help="rate by process CPU time, not wall time (steadier on a loaded machine; use with 1 thread)")
+    ap.add_argument(
+        "--cpu-time",
+        action="store_true",
+        help="rate by process CPU time, not wall time (steadier on a loaded machine; use with 1 thread)",
+    )
     args = ap.parse_args()
     global CPU_TIME
     CPU_TIME = args.cpu_time
     bench = Bench(args)
-    print(f"device={bench.device} dtype={bench.model.dtype} packed={bench.model.packed} new_tokens={args.new_tokens} "
-          f"repeats={args.repeats} clock={'process CPU time' if CPU_TIME else 'wall'}")
+    print(
+        f"device={bench.device} dtype={bench.model.dtype} packed={bench.model.packed} new_tokens={args.new_tokens} "
+        f"repeats={args.repeats} clock={'process CPU time' if CPU_TIME else 'wall'}"
+    )
     for threads in [int(t) for t in args.threads.split(",")]:
         torch.set_num_threads(threads)
         for b in [int(x) for x in args.batches.split(",")]:
@@ -244,8 +288,14 @@ def main() -> None:
     print("\nsummary (ratio > 1: first is faster)")
     for what, threads, b, note, ratio in bench.results:
         print(f"  {what:32s} threads={threads} batch={b}: {ratio:.2f}  [{note}]")
-    print(json.dumps([{"what": w, "threads": t, "batch": b, "note": n, "ratio": round(x, 3)}
-                      for w, t, b, n, x in bench.results]))
+    print(
+        json.dumps(
+            [
+                {"what": w, "threads": t, "batch": b, "note": n, "ratio": round(x, 3)}
+                for w, t, b, n, x in bench.results
+            ]
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -45,14 +45,24 @@ def json_docs(n: int, seed: int = 0) -> list[str]:
                         if t.get("valid", True):
                             values.append(t["data"])
     if not values:
+
         def gen(d=0):
             r = rng.random()
             if d > 3 or r < 0.4:
-                return rng.choice([rng.randint(-1000, 1000), rng.random() * 100, f"text {rng.randint(0, 99)}",
-                                   True, None, "caf\u00e9"])
+                return rng.choice(
+                    [
+                        rng.randint(-1000, 1000),
+                        rng.random() * 100,
+                        f"text {rng.randint(0, 99)}",
+                        True,
+                        None,
+                        "caf\u00e9",
+                    ]
+                )
             if r < 0.7:
                 return {f"key_{i}": gen(d + 1) for i in range(rng.randint(0, 5))}
             return [gen(d + 1) for _ in range(rng.randint(0, 5))]
+
         values = [gen() for _ in range(4 * n)]
     rng.shuffle(values)
     out = []
@@ -71,13 +81,20 @@ def arithmetic_docs(n: int, seed: int = 0) -> list[str]:
     def expr(d=0):
         r = rng.random()
         if d > 3 or r < 0.35:
-            return rng.choice([str(rng.randint(0, 999)), f"{rng.random() * 100:.3g}", rng.choice("xyzab") + "_1"])
+            return rng.choice(
+                [str(rng.randint(0, 999)), f"{rng.random() * 100:.3g}", rng.choice("xyzab") + "_1"]
+            )
         if r < 0.75:
             return expr(d + 1) + rng.choice([" + ", " - ", " * ", " / ", "^", "*"]) + expr(d + 1)
         if r < 0.85:
             return "(" + expr(d + 1) + ")"
         if r < 0.93:
-            return rng.choice(["sin", "max", "f"]) + "(" + ", ".join(expr(d + 1) for _ in range(rng.randint(1, 3))) + ")"
+            return (
+                rng.choice(["sin", "max", "f"])
+                + "("
+                + ", ".join(expr(d + 1) for _ in range(rng.randint(1, 3)))
+                + ")"
+            )
         return "-" + expr(d + 1)
 
     return [expr() for _ in range(n)]
@@ -202,9 +219,13 @@ def main() -> None:
             print(f"# {cls.name} unavailable: {exc}")
 
     workloads = {"json": json_docs(2 * args.docs), "arithmetic": arithmetic_docs(2 * args.docs)}
-    print(f"# vocabulary {vocab.size} tokens; {args.docs} documents per pass; times in microseconds per token")
-    print(f"{'grammar':<11}{'engine':<22}{'compile ms':>11}{'pass':>6}{'tokens':>8}"
-          f"{'mask p50':>10}{'mask p99':>10}{'mask mean':>10}{'advance p50':>12}")
+    print(
+        f"# vocabulary {vocab.size} tokens; {args.docs} documents per pass; times in microseconds per token"
+    )
+    print(
+        f"{'grammar':<11}{'engine':<22}{'compile ms':>11}{'pass':>6}{'tokens':>8}"
+        f"{'mask p50':>10}{'mask p99':>10}{'mask mean':>10}{'advance p50':>12}"
+    )
     results = {}
     for gname, docs in workloads.items():
         text = grammars.load(gname)
@@ -224,14 +245,18 @@ def main() -> None:
                     mask_t, adv_t = eng.run(compiled, tr)
                     row = (pct(mask_t, 50), pct(mask_t, 99), float(np.mean(mask_t) * 1e6), pct(adv_t, 50))
                     results[(gname, label, pname)] = row + (compile_ms,)
-                    print(f"{gname:<11}{label:<22}{compile_ms:>11.1f}{pname:>6}{len(mask_t):>8}"
-                          f"{row[0]:>10.1f}{row[1]:>10.1f}{row[2]:>10.1f}{row[3]:>12.1f}")
+                    print(
+                        f"{gname:<11}{label:<22}{compile_ms:>11.1f}{pname:>6}{len(mask_t):>8}"
+                        f"{row[0]:>10.1f}{row[1]:>10.1f}{row[2]:>10.1f}{row[3]:>12.1f}"
+                    )
                 if isinstance(eng, Ours):
                     t0 = time.perf_counter()
                     fresh = eng.compile(text)
                     fresh.build_all()
-                    print(f"{'':<11}{'  (eager: build_all)':<22}{(time.perf_counter() - t0) * 1e3:>11.1f}"
-                          f"   rows={fresh.n_rows}, lexer states={fresh.lexer.n_states}")
+                    print(
+                        f"{'':<11}{'  (eager: build_all)':<22}{(time.perf_counter() - t0) * 1e3:>11.1f}"
+                        f"   rows={fresh.n_rows}, lexer states={fresh.lexer.n_states}"
+                    )
             except Exception as exc:  # noqa: BLE001 - report a peer's failure and go on
                 print(f"{gname:<11}{label:<22} failed: {type(exc).__name__}: {str(exc)[:120]}")
 
@@ -244,8 +269,10 @@ def main() -> None:
             for (g, label, p), row in results.items():
                 if g != gname or p != pname or label == Ours.name:
                     continue
-                print(f"{gname:<11}{pname:<6}{label:<22} mask p50 x{row[0] / ours[0]:.2f}  "
-                      f"p99 x{row[1] / ours[1]:.2f}  mean x{row[2] / ours[2]:.2f}  compile x{row[4] / ours[4]:.2f}")
+                print(
+                    f"{gname:<11}{pname:<6}{label:<22} mask p50 x{row[0] / ours[0]:.2f}  "
+                    f"p99 x{row[1] / ours[1]:.2f}  mean x{row[2] / ours[2]:.2f}  compile x{row[4] / ours[4]:.2f}"
+                )
 
 
 if __name__ == "__main__":

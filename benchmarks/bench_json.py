@@ -52,15 +52,19 @@ class Ours:
         self.words = (self.vocab.size + 31) // 32
         # first compiles warm imports outside the timings: numpy, re parser tables, jsonschema (which
         # with the dev extras imports rfc3987_syntax, seconds of lark parsers built at import), lark
-        for warm in ({"type": "string"}, {"type": "string", "enum": ["a", "b"], "maxLength": 1},
-                     {"type": "array", "items": {"$ref": "#"}}):
+        for warm in (
+            {"type": "string"},
+            {"type": "string", "enum": ["a", "b"], "maxLength": 1},
+            {"type": "array", "items": {"$ref": "#"}},
+        ):
             fsm.compile(fsm.JsonSchema(warm), self.vocab, cache=False).matcher().allowed_token_ids()
 
     def compile(self, schema, timeout):
         from fsm.json_schema import JsonSchema
 
-        idx = self.fsm.compile(JsonSchema(schema), self.vocab, limits=self.fsm.Limits(max_seconds=timeout),
-                               cache=False)
+        idx = self.fsm.compile(
+            JsonSchema(schema), self.vocab, limits=self.fsm.Limits(max_seconds=timeout), cache=False
+        )
         m = idx.matcher()
         m.fill_bitmask(np.zeros(self.words, dtype=np.int32))
         return idx
@@ -167,7 +171,9 @@ ENGINES = {e.name: e for e in (Ours, LLGuidance, XGrammar, OutlinesCore)}
 
 
 def _available(name: str) -> bool:
-    mod = {"ours": "fsm", "llguidance": "llguidance", "xgrammar": "xgrammar", "outlines": "outlines_core"}[name]
+    mod = {"ours": "fsm", "llguidance": "llguidance", "xgrammar": "xgrammar", "outlines": "outlines_core"}[
+        name
+    ]
     try:
         __import__(mod)
         return True
@@ -207,7 +213,11 @@ def _worker(name: str, conn) -> None:
             if not rec["ok"]:
                 rec["err"] = "over the time limit"
         except Exception as exc:  # every failure is a coverage miss, recorded with its reason
-            rec = {"ok": False, "t": time.perf_counter() - t0, "err": f"{type(exc).__name__}: {str(exc)[:200]}"}
+            rec = {
+                "ok": False,
+                "t": time.perf_counter() - t0,
+                "err": f"{type(exc).__name__}: {str(exc)[:200]}",
+            }
         if rec["ok"]:
             acc_inv = val_rej = val_acc = 0
             for text, valid in instances:
@@ -280,8 +290,10 @@ def _load(corpus: str, subsets, per_subset: int | None):
             lines = lines[:per_subset]
         for line in lines:
             d = json.loads(line)
-            inst = [(json.dumps(t["data"], separators=(",", ":"), ensure_ascii=False), bool(t["valid"]))
-                    for t in d.get("tests", [])]
+            inst = [
+                (json.dumps(t["data"], separators=(",", ":"), ensure_ascii=False), bool(t["valid"]))
+                for t in d.get("tests", [])
+            ]
             out.append((sub, d["id"], d["schema"], inst))
     return out
 
@@ -299,11 +311,17 @@ def main(argv=None) -> None:
     ap.add_argument("--engines", default="ours,llguidance,xgrammar,outlines")
     ap.add_argument("--timeout", type=float, default=10.0)
     ap.add_argument("--out", default="", help="append per-schema records (jsonl) here")
-    ap.add_argument("--report", default="", help="no run: print the tables from records (jsonl) of earlier runs; "
-                    "a later record of the same engine and schema replaces an earlier one")
+    ap.add_argument(
+        "--report",
+        default="",
+        help="no run: print the tables from records (jsonl) of earlier runs; "
+        "a later record of the same engine and schema replaces an earlier one",
+    )
     args = ap.parse_args(argv)
 
-    items = _load(args.corpus, set(filter(None, args.subsets.split(","))), None if args.all else args.per_subset)
+    items = _load(
+        args.corpus, set(filter(None, args.subsets.split(","))), None if args.all else args.per_subset
+    )
     if args.report:
         latest: dict[tuple, dict] = {}
         for path in args.report.split(","):
@@ -372,11 +390,18 @@ def _report(items, names: list[str], results: dict[str, list]) -> None:
                 p90 = _pct([a["t"] for a, _ in both], 90) / _pct([b["t"] for _, b in both], 90)
             else:
                 p50 = p90 = float("nan")
-            print(f"  vs {n:10s}: coverage {cov_o}/{cov_p} = {cov_o / max(cov_p, 1):.2f}; "
-                  f"first-mask time on schemas both compile ({len(both)}): p50 x{p50:.2f}, p90 x{p90:.2f}")
-    print("\nvalid instances rejected (informative): " + ", ".join(
-        f"{n} {sum(r.get('valid_rejected', 0) for r in results[n])}/"
-        f"{sum(r.get('valid_rejected', 0) + r.get('valid_accepted', 0) for r in results[n])}" for n in names))
+            print(
+                f"  vs {n:10s}: coverage {cov_o}/{cov_p} = {cov_o / max(cov_p, 1):.2f}; "
+                f"first-mask time on schemas both compile ({len(both)}): p50 x{p50:.2f}, p90 x{p90:.2f}"
+            )
+    print(
+        "\nvalid instances rejected (informative): "
+        + ", ".join(
+            f"{n} {sum(r.get('valid_rejected', 0) for r in results[n])}/"
+            f"{sum(r.get('valid_rejected', 0) + r.get('valid_accepted', 0) for r in results[n])}"
+            for n in names
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -24,96 +24,273 @@ S, P, U, A = "supported", "partial", "unsupported", "annotation"
 
 # keyword, status, what is enforced, probe schema, test (file::function)
 ROWS = [
-    ("type", S, "single type or list; `integer` is a subtype of `number`; OpenAPI `nullable`",
-     {"type": ["string", "null"]}, "test_json_schema.py::test_any_of_all_of_merge_and_type_lists"),
-    ("enum", S, "values checked against the whole schema by a validator, then emitted as literals",
-     {"enum": ["a", 1]}, "test_json_schema.py::test_enum_const_filtered_by_the_rest_of_the_schema"),
-    ("const", S, "as enum", {"const": {"a": 1}}, "test_json_schema.py::test_enum_const_filtered_by_the_rest_of_the_schema"),
-    ("properties", S, "in declared order; optional ones omittable", {"properties": {"a": {"type": "integer"}}},
-     "test_json_schema.py::test_properties_in_declared_order_optional_omittable_required_present"),
-    ("required", S, "always present", {"properties": {"a": {"type": "integer"}}, "required": ["a"]},
-     "test_json_schema.py::test_properties_in_declared_order_optional_omittable_required_present"),
-    ("additionalProperties", S, "false / schema / true; unspecified = no extra properties (flag to allow); "
-     "extra keys come after the declared ones and never repeat a declared name",
-     {"type": "object", "additionalProperties": {"type": "string"}}, "test_json_schema.py::test_additional_properties_policy"),
-    ("patternProperties", P, "one schema's patterns, disjoint (or sharing one schema); keys matching no pattern "
-     "are not generated", {"type": "object", "patternProperties": {"^x": {"type": "integer"}}},
-     "test_json_schema.py::test_pattern_properties_and_property_names"),
-    ("propertyNames", S, "string keywords (pattern, length, format, enum) on every key",
-     {"type": "object", "additionalProperties": {"type": "integer"}, "propertyNames": {"maxLength": 3}},
-     "test_json_schema.py::test_pattern_properties_and_property_names"),
-    ("minProperties / maxProperties", S, "counted over present members (extra keys count once toward a minimum)",
-     {"type": "object", "properties": {"a": {"type": "null"}, "b": {"type": "null"}}, "minProperties": 1},
-     "test_json_schema.py::test_min_max_properties"),
-    ("dependentRequired / dependentSchemas / dependencies", S, "as 'absent, or present with the dependents'",
-     {"type": "object", "properties": {"a": {"type": "null"}, "b": {"type": "null"}},
-      "dependentRequired": {"a": ["b"]}}, "test_json_schema.py::test_dependent_required_and_schemas"),
-    ("items", S, "schema (2020-12) or array form (drafts 4-2019)", {"type": "array", "items": {"type": "integer"}},
-     "test_json_schema.py::test_arrays_items_prefix_items_and_counts"),
-    ("prefixItems", S, "positional items", {"type": "array", "prefixItems": [{"type": "integer"}], "items": False},
-     "test_json_schema.py::test_arrays_items_prefix_items_and_counts"),
-    ("additionalItems", S, "with array-form items", {"$schema": "http://json-schema.org/draft-07/schema#",
-                                                      "type": "array", "items": [{"type": "null"}], "additionalItems": False},
-     "test_json_schema.py::test_arrays_items_prefix_items_and_counts"),
-    ("minItems / maxItems", S, "exact counts", {"type": "array", "items": {"type": "null"}, "minItems": 1, "maxItems": 3},
-     "test_json_schema.py::test_arrays_items_prefix_items_and_counts"),
-    ("contains / minContains", P, "at least minContains matching items anywhere; not with prefixItems",
-     {"type": "array", "items": {"type": "integer"}, "contains": {"const": 1}, "maxItems": 3},
-     "test_json_schema.py::test_contains_and_unique_items_on_finite_sets"),
-    ("maxContains", U, "needs the complement of `contains`", {"type": "array", "items": {"type": "integer"},
-                                                               "contains": {"const": 1}, "maxContains": 1},
-     "test_json_suite.py::test_invalid_instances_rejected_valid_ones_accepted_or_explained"),
-    ("uniqueItems", P, "true when items come from a finite set (emitted in a fixed order) or maxItems <= 1",
-     {"type": "array", "items": {"enum": [1, 2]}, "uniqueItems": True},
-     "test_json_schema.py::test_contains_and_unique_items_on_finite_sets"),
-    ("minLength / maxLength", S, "decoded code points", {"type": "string", "minLength": 1, "maxLength": 3},
-     "test_json_schema.py::test_strings_escapes_unicode_and_lengths"),
-    ("pattern", S, "on the decoded string, search semantics, JSON-escaped; no lookaround/backreference/\\b",
-     {"type": "string", "pattern": "^[a-z]+$"}, "test_json_pattern.py::test_pattern_language_is_sound"),
-    ("format", S, "date-time, date, time, duration, email, idn-email, hostname, idn-hostname, ipv4, ipv6, uuid, "
-     "uri, uri-reference, iri, iri-reference, uri-template, json-pointer, relative-json-pointer, regex; "
-     "other values are annotations", {"type": "string", "format": "date-time"},
-     "test_json_pattern.py::test_format_samples_pass_the_format_checker"),
-    ("minimum / maximum / exclusiveMinimum / exclusiveMaximum", S, "exact digit ranges; decimals compared as the "
-     "double they parse to; draft-4 boolean exclusives", {"type": "number", "minimum": 0, "exclusiveMaximum": 1},
-     "test_json_numbers.py::test_number_bounds_hold_for_the_parsed_double"),
-    ("multipleOf", P, "integral values (remainder automaton intersected with the range)",
-     {"type": "integer", "multipleOf": 7}, "test_json_numbers.py::test_multiple_of_with_range_is_exact"),
-    ("multipleOf (non-integral)", U, "e.g. 0.01", {"type": "number", "multipleOf": 0.01},
-     "test_json_suite.py::test_invalid_instances_rejected_valid_ones_accepted_or_explained"),
-    ("anyOf", S, "union; siblings intersected into each branch", {"anyOf": [{"type": "string"}, {"type": "null"}]},
-     "test_json_schema.py::test_any_of_all_of_merge_and_type_lists"),
-    ("oneOf", P, "as anyOf when branches provably exclude each other (types, finite values, a required discriminator const, a property one branch requires and the other, closed or with additionalProperties unspecified, never generates); "
-     "else an error, or anyOf semantics with oneof='anyof'", {"oneOf": [{"type": "string"}, {"type": "integer"}]},
-     "test_json_schema.py::test_one_of_exact_when_branches_exclude_each_other"),
-    ("allOf", S, "merged keyword by keyword", {"allOf": [{"type": "integer"}, {"minimum": 1}]},
-     "test_json_schema.py::test_any_of_all_of_merge_and_type_lists"),
-    ("not", P, "not with type, enum/const, required names, pattern/minLength/maxLength (a complemented "
-     "string DFA), and anyOf/allOf/not/$ref of those (De Morgan); others unsupported",
-     {"type": "string", "not": {"pattern": "^a"}},
-     "test_json_schema.py::test_not_of_required_string_keywords_and_combinations_is_exact"),
-    ("not (other forms)", U, "e.g. numbers, format, object/array keywords", {"type": "integer", "not": {"multipleOf": 3}},
-     "test_json_schema.py::test_unsupported_keywords_name_keyword_and_pointer"),
-    ("if / then / else", U, "", {"if": {"type": "string"}, "then": {"minLength": 1}},
-     "test_json_schema.py::test_unsupported_keywords_name_keyword_and_pointer"),
-    ("$ref / $defs / definitions", S, "local refs, JSON pointers, $id-relative; recursive refs as rules of a "
-     "lazy pushdown automaton (json_pushdown)", {"$defs": {"a": {"type": "integer"}}, "$ref": "#/$defs/a"},
-     "test_json_schema.py::test_refs_defs_anchors_and_ids"),
-    ("$anchor / $id", S, "plain-name anchors and embedded resources", {"$defs": {"a": {"$anchor": "x", "type": "null"}},
-                                                                     "$ref": "#x"},
-     "test_json_schema.py::test_refs_defs_anchors_and_ids"),
-    ("$ref (remote)", U, "nothing is fetched", {"$ref": "https://example.com/s.json"},
-     "test_json_schema.py::test_refs_defs_anchors_and_ids"),
-    ("$dynamicRef / $recursiveRef", U, "", {"$dynamicRef": "#x"},
-     "test_json_suite.py::test_invalid_instances_rejected_valid_ones_accepted_or_explained"),
-    ("unevaluatedProperties / unevaluatedItems", P, "false only (no extras / no items beyond the schema's own)",
-     {"type": "object", "properties": {"a": {"type": "null"}}, "unevaluatedProperties": False},
-     "test_json_suite.py::test_invalid_instances_rejected_valid_ones_accepted_or_explained"),
-    ("boolean schemas", S, "true = any value (pushdown block), false = nothing", {"type": "array", "items": False},
-     "test_json_suite.py::test_invalid_instances_rejected_valid_ones_accepted_or_explained"),
-    ("title / description / default / examples / $comment / readOnly / writeOnly / deprecated / content*", A,
-     "ignored", {"type": "string", "title": "t", "default": "d", "contentMediaType": "text/plain"},
-     "test_json_suite.py::test_invalid_instances_rejected_valid_ones_accepted_or_explained"),
+    (
+        "type",
+        S,
+        "single type or list; `integer` is a subtype of `number`; OpenAPI `nullable`",
+        {"type": ["string", "null"]},
+        "test_json_schema.py::test_any_of_all_of_merge_and_type_lists",
+    ),
+    (
+        "enum",
+        S,
+        "values checked against the whole schema by a validator, then emitted as literals",
+        {"enum": ["a", 1]},
+        "test_json_schema.py::test_enum_const_filtered_by_the_rest_of_the_schema",
+    ),
+    (
+        "const",
+        S,
+        "as enum",
+        {"const": {"a": 1}},
+        "test_json_schema.py::test_enum_const_filtered_by_the_rest_of_the_schema",
+    ),
+    (
+        "properties",
+        S,
+        "in declared order; optional ones omittable",
+        {"properties": {"a": {"type": "integer"}}},
+        "test_json_schema.py::test_properties_in_declared_order_optional_omittable_required_present",
+    ),
+    (
+        "required",
+        S,
+        "always present",
+        {"properties": {"a": {"type": "integer"}}, "required": ["a"]},
+        "test_json_schema.py::test_properties_in_declared_order_optional_omittable_required_present",
+    ),
+    (
+        "additionalProperties",
+        S,
+        "false / schema / true; unspecified = no extra properties (flag to allow); "
+        "extra keys come after the declared ones and never repeat a declared name",
+        {"type": "object", "additionalProperties": {"type": "string"}},
+        "test_json_schema.py::test_additional_properties_policy",
+    ),
+    (
+        "patternProperties",
+        P,
+        "one schema's patterns, disjoint (or sharing one schema); keys matching no pattern are not generated",
+        {"type": "object", "patternProperties": {"^x": {"type": "integer"}}},
+        "test_json_schema.py::test_pattern_properties_and_property_names",
+    ),
+    (
+        "propertyNames",
+        S,
+        "string keywords (pattern, length, format, enum) on every key",
+        {"type": "object", "additionalProperties": {"type": "integer"}, "propertyNames": {"maxLength": 3}},
+        "test_json_schema.py::test_pattern_properties_and_property_names",
+    ),
+    (
+        "minProperties / maxProperties",
+        S,
+        "counted over present members (extra keys count once toward a minimum)",
+        {"type": "object", "properties": {"a": {"type": "null"}, "b": {"type": "null"}}, "minProperties": 1},
+        "test_json_schema.py::test_min_max_properties",
+    ),
+    (
+        "dependentRequired / dependentSchemas / dependencies",
+        S,
+        "as 'absent, or present with the dependents'",
+        {
+            "type": "object",
+            "properties": {"a": {"type": "null"}, "b": {"type": "null"}},
+            "dependentRequired": {"a": ["b"]},
+        },
+        "test_json_schema.py::test_dependent_required_and_schemas",
+    ),
+    (
+        "items",
+        S,
+        "schema (2020-12) or array form (drafts 4-2019)",
+        {"type": "array", "items": {"type": "integer"}},
+        "test_json_schema.py::test_arrays_items_prefix_items_and_counts",
+    ),
+    (
+        "prefixItems",
+        S,
+        "positional items",
+        {"type": "array", "prefixItems": [{"type": "integer"}], "items": False},
+        "test_json_schema.py::test_arrays_items_prefix_items_and_counts",
+    ),
+    (
+        "additionalItems",
+        S,
+        "with array-form items",
+        {
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            "type": "array",
+            "items": [{"type": "null"}],
+            "additionalItems": False,
+        },
+        "test_json_schema.py::test_arrays_items_prefix_items_and_counts",
+    ),
+    (
+        "minItems / maxItems",
+        S,
+        "exact counts",
+        {"type": "array", "items": {"type": "null"}, "minItems": 1, "maxItems": 3},
+        "test_json_schema.py::test_arrays_items_prefix_items_and_counts",
+    ),
+    (
+        "contains / minContains",
+        P,
+        "at least minContains matching items anywhere; not with prefixItems",
+        {"type": "array", "items": {"type": "integer"}, "contains": {"const": 1}, "maxItems": 3},
+        "test_json_schema.py::test_contains_and_unique_items_on_finite_sets",
+    ),
+    (
+        "maxContains",
+        U,
+        "needs the complement of `contains`",
+        {"type": "array", "items": {"type": "integer"}, "contains": {"const": 1}, "maxContains": 1},
+        "test_json_suite.py::test_invalid_instances_rejected_valid_ones_accepted_or_explained",
+    ),
+    (
+        "uniqueItems",
+        P,
+        "true when items come from a finite set (emitted in a fixed order) or maxItems <= 1",
+        {"type": "array", "items": {"enum": [1, 2]}, "uniqueItems": True},
+        "test_json_schema.py::test_contains_and_unique_items_on_finite_sets",
+    ),
+    (
+        "minLength / maxLength",
+        S,
+        "decoded code points",
+        {"type": "string", "minLength": 1, "maxLength": 3},
+        "test_json_schema.py::test_strings_escapes_unicode_and_lengths",
+    ),
+    (
+        "pattern",
+        S,
+        "on the decoded string, search semantics, JSON-escaped; no lookaround/backreference/\\b",
+        {"type": "string", "pattern": "^[a-z]+$"},
+        "test_json_pattern.py::test_pattern_language_is_sound",
+    ),
+    (
+        "format",
+        S,
+        "date-time, date, time, duration, email, idn-email, hostname, idn-hostname, ipv4, ipv6, uuid, "
+        "uri, uri-reference, iri, iri-reference, uri-template, json-pointer, relative-json-pointer, regex; "
+        "other values are annotations",
+        {"type": "string", "format": "date-time"},
+        "test_json_pattern.py::test_format_samples_pass_the_format_checker",
+    ),
+    (
+        "minimum / maximum / exclusiveMinimum / exclusiveMaximum",
+        S,
+        "exact digit ranges; decimals compared as the double they parse to; draft-4 boolean exclusives",
+        {"type": "number", "minimum": 0, "exclusiveMaximum": 1},
+        "test_json_numbers.py::test_number_bounds_hold_for_the_parsed_double",
+    ),
+    (
+        "multipleOf",
+        P,
+        "integral values (remainder automaton intersected with the range)",
+        {"type": "integer", "multipleOf": 7},
+        "test_json_numbers.py::test_multiple_of_with_range_is_exact",
+    ),
+    (
+        "multipleOf (non-integral)",
+        U,
+        "e.g. 0.01",
+        {"type": "number", "multipleOf": 0.01},
+        "test_json_suite.py::test_invalid_instances_rejected_valid_ones_accepted_or_explained",
+    ),
+    (
+        "anyOf",
+        S,
+        "union; siblings intersected into each branch",
+        {"anyOf": [{"type": "string"}, {"type": "null"}]},
+        "test_json_schema.py::test_any_of_all_of_merge_and_type_lists",
+    ),
+    (
+        "oneOf",
+        P,
+        "as anyOf when branches provably exclude each other (types, finite values, a required discriminator const, a property one branch requires and the other, closed or with additionalProperties unspecified, never generates); "
+        "else an error, or anyOf semantics with oneof='anyof'",
+        {"oneOf": [{"type": "string"}, {"type": "integer"}]},
+        "test_json_schema.py::test_one_of_exact_when_branches_exclude_each_other",
+    ),
+    (
+        "allOf",
+        S,
+        "merged keyword by keyword",
+        {"allOf": [{"type": "integer"}, {"minimum": 1}]},
+        "test_json_schema.py::test_any_of_all_of_merge_and_type_lists",
+    ),
+    (
+        "not",
+        P,
+        "not with type, enum/const, required names, pattern/minLength/maxLength (a complemented "
+        "string DFA), and anyOf/allOf/not/$ref of those (De Morgan); others unsupported",
+        {"type": "string", "not": {"pattern": "^a"}},
+        "test_json_schema.py::test_not_of_required_string_keywords_and_combinations_is_exact",
+    ),
+    (
+        "not (other forms)",
+        U,
+        "e.g. numbers, format, object/array keywords",
+        {"type": "integer", "not": {"multipleOf": 3}},
+        "test_json_schema.py::test_unsupported_keywords_name_keyword_and_pointer",
+    ),
+    (
+        "if / then / else",
+        U,
+        "",
+        {"if": {"type": "string"}, "then": {"minLength": 1}},
+        "test_json_schema.py::test_unsupported_keywords_name_keyword_and_pointer",
+    ),
+    (
+        "$ref / $defs / definitions",
+        S,
+        "local refs, JSON pointers, $id-relative; recursive refs as rules of a "
+        "lazy pushdown automaton (json_pushdown)",
+        {"$defs": {"a": {"type": "integer"}}, "$ref": "#/$defs/a"},
+        "test_json_schema.py::test_refs_defs_anchors_and_ids",
+    ),
+    (
+        "$anchor / $id",
+        S,
+        "plain-name anchors and embedded resources",
+        {"$defs": {"a": {"$anchor": "x", "type": "null"}}, "$ref": "#x"},
+        "test_json_schema.py::test_refs_defs_anchors_and_ids",
+    ),
+    (
+        "$ref (remote)",
+        U,
+        "nothing is fetched",
+        {"$ref": "https://example.com/s.json"},
+        "test_json_schema.py::test_refs_defs_anchors_and_ids",
+    ),
+    (
+        "$dynamicRef / $recursiveRef",
+        U,
+        "",
+        {"$dynamicRef": "#x"},
+        "test_json_suite.py::test_invalid_instances_rejected_valid_ones_accepted_or_explained",
+    ),
+    (
+        "unevaluatedProperties / unevaluatedItems",
+        P,
+        "false only (no extras / no items beyond the schema's own)",
+        {"type": "object", "properties": {"a": {"type": "null"}}, "unevaluatedProperties": False},
+        "test_json_suite.py::test_invalid_instances_rejected_valid_ones_accepted_or_explained",
+    ),
+    (
+        "boolean schemas",
+        S,
+        "true = any value (pushdown block), false = nothing",
+        {"type": "array", "items": False},
+        "test_json_suite.py::test_invalid_instances_rejected_valid_ones_accepted_or_explained",
+    ),
+    (
+        "title / description / default / examples / $comment / readOnly / writeOnly / deprecated / content*",
+        A,
+        "ignored",
+        {"type": "string", "title": "t", "default": "d", "contentMediaType": "text/plain"},
+        "test_json_suite.py::test_invalid_instances_rejected_valid_ones_accepted_or_explained",
+    ),
 ]
 
 
@@ -143,6 +320,7 @@ def _probe(schema) -> str:
 
 def _category(group: dict, data, matcher_allows_first) -> str:
     """Why a valid instance is not generated (the policies above), as tests/fsm/test_json_suite.py sorts it."""
+
     def has(x, pred):
         if pred(x):
             return True
@@ -156,7 +334,8 @@ def _category(group: dict, data, matcher_allows_first) -> str:
     if not matcher_allows_first:
         return "type not generated"
     if has(data, lambda x: isinstance(x, float) and x.is_integer()) or has(
-            group["schema"], lambda x: isinstance(x, float) and x.is_integer()):
+        group["schema"], lambda x: isinstance(x, float) and x.is_integer()
+    ):
         return "number spelling"
     if "format" in schema_text:
         return "format asserted"
@@ -208,11 +387,19 @@ def _suite() -> tuple[str, list[str]]:
                 valid += 1
                 if not accepted:
                     cat = _category(g, t["data"], first)
-                    cells = [os.path.basename(path), g["description"], t["description"], f"`{text[:60]}`", cat]
+                    cells = [
+                        os.path.basename(path),
+                        g["description"],
+                        t["description"],
+                        f"`{text[:60]}`",
+                        cat,
+                    ]
                     rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
-    summary = (f"{ok} of {groups} draft 2020-12 test groups compile; in them all {invalid} invalid instances "
-               f"are rejected and {valid - len(rows)} of {valid} valid instances accepted. The "
-               f"{len(rows)} valid instances not accepted, each with the policy that excludes it:")
+    summary = (
+        f"{ok} of {groups} draft 2020-12 test groups compile; in them all {invalid} invalid instances "
+        f"are rejected and {valid - len(rows)} of {valid} valid instances accepted. The "
+        f"{len(rows)} valid instances not accepted, each with the policy that excludes it:"
+    )
     return summary, rows
 
 
@@ -264,7 +451,7 @@ def render() -> str:
         "  use the rules too.",
         "- **Whitespace**: `compact` (default, none) or `pretty`/an indent width: exactly",
         "  `json.dumps(indent=...)`'s layout; never free whitespace.",
-        "- **Strings**: any Unicode; `\"`, `\\\\` and control characters only escaped; `\\\\uXXXX` escapes",
+        '- **Strings**: any Unicode; `"`, `\\\\` and control characters only escaped; `\\\\uXXXX` escapes',
         "  allowed in unconstrained strings (never lone surrogates). With `pattern`/`format`/`enum`,",
         "  each character has its canonical encoding. `max_string_length` bounds strings without",
         "  `maxLength`.",
@@ -273,7 +460,7 @@ def render() -> str:
         "  exactly — decimals as the double they parse to, so `exclusiveMaximum: 1` never admits a",
         "  decimal that rounds to 1.0.",
         "- **oneOf** is exact: it is used as anyOf only when no branch's values can validate another",
-        "  branch; otherwise `UnsupportedSchema`, or anyOf semantics with `oneof=\"anyof\"`.",
+        '  branch; otherwise `UnsupportedSchema`, or anyOf semantics with `oneof="anyof"`.',
         "- **format** is asserted (a subset of each RFC that validators accept); unknown format names are",
         "  annotations and ignored, as validators do.",
         "",

@@ -18,7 +18,8 @@ REVIEWS = [
 def main() -> None:
     classify = guide.Generator(guide.load(), Sentiment)
     prompts = [
-        f"Classify the sentiment of this review as positive, negative or neutral.\nReview: {r}" for r in REVIEWS
+        f"Classify the sentiment of this review as positive, negative or neutral.\nReview: {r}"
+        for r in REVIEWS
     ]
     labels = classify.batch(prompts)  # one batched run for all reviews
     for review, label in zip(REVIEWS, labels):

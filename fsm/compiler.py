@@ -36,8 +36,10 @@ def _spec_of(spec: Any):
             "fsm.compile got a plain string; wrap it: fsm.Regex(pattern), fsm.Grammar(lark_text) "
             "or fsm.JsonSchema(json_text)"
         )
-    raise SpecError(f"fsm.compile cannot compile a {type(spec).__name__}; pass fsm.Regex, fsm.JsonSchema, "
-                    "fsm.Grammar or fsm.Choice")
+    raise SpecError(
+        f"fsm.compile cannot compile a {type(spec).__name__}; pass fsm.Regex, fsm.JsonSchema, "
+        "fsm.Grammar or fsm.Choice"
+    )
 
 
 def _disk_key(spec_fp: str, vocab: Vocabulary) -> str:
@@ -114,7 +116,9 @@ def save(index: RegexIndex, disk: DiskCache | None = None) -> bool:
     return disk.put(_disk_key(index.fingerprint, index.vocabulary), arrays)
 
 
-def _load(disk: DiskCache, key: str, vocab: Vocabulary, fingerprint: str, limits: Limits) -> RegexIndex | None:
+def _load(
+    disk: DiskCache, key: str, vocab: Vocabulary, fingerprint: str, limits: Limits
+) -> RegexIndex | None:
     arrays = disk.get(key)
     if arrays is None:
         return None

@@ -37,7 +37,9 @@ class Grammar:
 
     @property
     def fingerprint(self) -> str:
-        h = hashlib.sha256(f"{self.start}\x00{self.max_ignore}\x00{self.lark_text}".encode("utf-8", "surrogatepass"))
+        h = hashlib.sha256(
+            f"{self.start}\x00{self.max_ignore}\x00{self.lark_text}".encode("utf-8", "surrogatepass")
+        )
         return "grammar:" + h.hexdigest()[:32]
 
     def _build(self, vocab, limits: Limits | None = None, seconds: float | None = None):
@@ -52,8 +54,12 @@ class Grammar:
         seconds = seconds or limits.max_seconds
         g = load_lark_bounded(self.lark_text, self.start, seconds)
         # one budget for the whole build: the lexer gets what lark left of it
-        lexer = build_lexer(g, vocab.single_bytes, max_ignore=self.max_ignore,
-                            limits=limits.within(seconds - (time.monotonic() - started)))
+        lexer = build_lexer(
+            g,
+            vocab.single_bytes,
+            max_ignore=self.max_ignore,
+            limits=limits.within(seconds - (time.monotonic() - started)),
+        )
         return GrammarIndex(g, lexer, vocab, fingerprint=self.fingerprint, limits=limits)
 
     @classmethod

@@ -77,8 +77,14 @@ class GrammarIndex:
     [0, 3]
     """
 
-    def __init__(self, grammar: LarkGrammar, lexer: LexerAutomaton, vocab: Vocabulary,
-                 fingerprint: str = "", limits: Limits | None = None):
+    def __init__(
+        self,
+        grammar: LarkGrammar,
+        lexer: LexerAutomaton,
+        vocab: Vocabulary,
+        fingerprint: str = "",
+        limits: Limits | None = None,
+    ):
         self.grammar = grammar
         self.lexer = lexer
         self.parser = LRParser(grammar.table)
@@ -135,7 +141,11 @@ class GrammarIndex:
         # A lexeme no byte can extend ends right away: such configurations are normalized to a fresh
         # lexeme after the terminal, so their rows are never needed and equal futures share masks.
         self._final_l = (((lx.trans < 0).all(axis=1)) & (lx.emit >= 0)).tolist()
-        self.initial_state = (int(lx.start[int(lx.state_set[grammar.table.start_state])]), self.parser.root, 0)
+        self.initial_state = (
+            int(lx.start[int(lx.state_set[grammar.table.start_state])]),
+            self.parser.root,
+            0,
+        )
 
     def _build_boundary_outcomes(self) -> None:
         """For terminal T ending before a byte of class c: the distinct lexer states the next lexeme
@@ -179,7 +189,9 @@ class GrammarIndex:
                     if self._row_bytes > self.limits.max_index_bytes:
                         raise SpecTooComplex(
                             f"grammar index grew past max_index_bytes={self.limits.max_index_bytes:,}",
-                            budget="max_index_bytes", limit=self.limits.max_index_bytes)
+                            budget="max_index_bytes",
+                            limit=self.limits.max_index_bytes,
+                        )
         return r
 
     def build_all(self) -> GrammarIndex:
@@ -410,7 +422,9 @@ class GrammarIndex:
         n = int(np.searchsorted(-need, -kthr, side="left"))  # entries with need > kthr
         if n:
             cut = ids[:n]
-            np.bitwise_and.at(words.view(np.uint32), cut >> 5, ~(np.uint32(1) << (cut & 31).astype(np.uint32)))
+            np.bitwise_and.at(
+                words.view(np.uint32), cut >> 5, ~(np.uint32(1) << (cut & 31).astype(np.uint32))
+            )
 
     def normalize(self, config: tuple[int, int, int]) -> tuple[int, int, int]:
         """End a lexeme that no byte can extend: feed its terminal, start a fresh lexeme."""
@@ -526,8 +540,10 @@ class GrammarIndex:
         return GrammarMatcher(self)
 
     def __repr__(self) -> str:
-        return (f"GrammarIndex({self.fingerprint[:24]}, lexer_states={self.lexer.n_states}, "
-                f"rows={len(self._rows)}, masks={len(self._masks)})")
+        return (
+            f"GrammarIndex({self.fingerprint[:24]}, lexer_states={self.lexer.n_states}, "
+            f"rows={len(self._rows)}, masks={len(self._masks)})"
+        )
 
 
 class _WalkStates:

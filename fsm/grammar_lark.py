@@ -153,7 +153,9 @@ def load_lark(text: str, start: str = "start") -> LarkGrammar:
     except UnexpectedInput as exc:
         line = getattr(exc, "line", None)
         col = getattr(exc, "column", None)
-        raise GrammarError(f"lark grammar syntax error at line {line}, column {col}: {str(exc).strip()}") from None
+        raise GrammarError(
+            f"lark grammar syntax error at line {line}, column {col}: {str(exc).strip()}"
+        ) from None
     except LarkGrammarError as exc:
         raise GrammarError(_explain_lark_error(text, str(exc))) from None
     except LarkError as exc:
@@ -204,8 +206,10 @@ def _explain_lark_error(text: str, msg: str) -> str:
     m = re.search(r"Reduce/Reduce collision in (\S+) between the following rules:", msg)
     if m:
         names = sorted(set(re.findall(r"-\s*<\s*([\w$]+)\s*:", msg)))
-        where = [f"'{n}'{_where(_line_of_definition(text, n) or _line_of_definition(text, n.lstrip('?!_')))}"
-                 for n in names]
+        where = [
+            f"'{n}'{_where(_line_of_definition(text, n) or _line_of_definition(text, n.lstrip('?!_')))}"
+            for n in names
+        ]
         return (
             f"grammar is ambiguous for an LALR(1) parser: rules {' and '.join(where)} can both end on "
             f"{m.group(1)} (reduce/reduce collision); rewrite them so one lookahead decides. lark says: {msg}"
@@ -419,7 +423,10 @@ def load_lark_bounded(text: str, start: str = "start", seconds: float | None = N
             if left <= 0 or not select.select([r], [], [], left)[0]:
                 raise SpecTooComplex(
                     f"grammar: lark's LALR table did not finish within {seconds:.3g} s (the budget max_seconds); "
-                    "simplify the spec or raise Limits.max_seconds", budget="max_seconds", limit=seconds)
+                    "simplify the spec or raise Limits.max_seconds",
+                    budget="max_seconds",
+                    limit=seconds,
+                )
             chunk = os.read(r, 1 << 20)
             if not chunk:
                 break
@@ -434,7 +441,9 @@ def load_lark_bounded(text: str, start: str = "start", seconds: float | None = N
     try:
         kind, payload = pickle.loads(b"".join(chunks))
     except Exception:  # noqa: BLE001 - the child died before sending
-        raise GrammarError("the grammar could not be built (the process building its LALR table died)") from None
+        raise GrammarError(
+            "the grammar could not be built (the process building its LALR table died)"
+        ) from None
     if kind == "ok":
         return payload
     raise GrammarError(payload)

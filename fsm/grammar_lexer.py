@@ -98,7 +98,9 @@ def literal_dfa(value: str, ignore_case: bool = False) -> ByteDFA:
     steps = []
     for b in data:
         ch = chr(b)
-        steps.append({b, ord(ch.lower()), ord(ch.upper())} if ignore_case and ch.isascii() and ch.isalpha() else {b})
+        steps.append(
+            {b, ord(ch.lower()), ord(ch.upper())} if ignore_case and ch.isascii() and ch.isalpha() else {b}
+        )
     used = sorted(set().union(*steps)) if steps else []
     byte_class = np.zeros(256, dtype=np.int32)
     byte_class[used] = np.arange(1, len(used) + 1)
@@ -315,7 +317,8 @@ def build_lexer(
         if rl is not None and rl.owners:
             alive = {t for t, _ in new}
             new = [
-                (t, s2) for t, s2 in new
+                (t, s2)
+                for t, s2 in new
                 if (t in ranked and (best < 0 or t <= best)) or rl.owners.get(t, frozenset()) & alive
             ]
         elif best >= 0:
@@ -396,9 +399,7 @@ def build_lexer(
         r = nxt[starts[a]]
         ok = (r >= 0) & live[np.maximum(r, 0)]
         restart[a] = np.where(ok, r, REJECT)
-    need = _ignore_need(
-        nxt, emit, ign_alive, live, usable_cls, restart, keys_l, ignore, pset, emittable, n
-    )
+    need = _ignore_need(nxt, emit, ign_alive, live, usable_cls, restart, keys_l, ignore, pset, emittable, n)
     live &= ~(ign_alive & (need >= INF) & ~is_start)
     live[starts] = True
     need[starts] = 0
@@ -557,8 +558,9 @@ def check_adjacency(lx: LexerAutomaton, emittable: list[int]) -> None:
     def fail(t_name: str, u: int, text: bytes, a: int) -> None:
         where = f" (line {terms[u].line})" if terms[u].line else ""
         if not emittable[a] >> u & 1:
-            winners = sorted(terms[t].name + (" (%ignore)" if t in g.ignore else "")
-                             for t in lx.set_terms[a] if t < u)
+            winners = sorted(
+                terms[t].name + (" (%ignore)" if t in g.ignore else "") for t in lx.set_terms[a] if t < u
+            )
             raise GrammarError(
                 f"terminal {terms[u].name}{where} can never be lexed where the grammar expects it (after "
                 f"{t_name}): lark tries {', '.join(winners) or 'other terminals'} first and they match every "

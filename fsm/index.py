@@ -142,8 +142,16 @@ def class_trie(trie: TokenTrie, dfa: ByteDFA) -> TokenTrie:
     ctn, toks = ctn[order], toks[order]
     tok_count = np.bincount(ctn, minlength=m).astype(np.int32)
     tok_start = (np.cumsum(tok_count) - tok_count).astype(np.int32)
-    return TokenTrie(label.astype(np.int32), child_start, child_count, tok_start, tok_count,
-                     toks.astype(np.int32), depth.astype(np.int32), parent)
+    return TokenTrie(
+        label.astype(np.int32),
+        child_start,
+        child_count,
+        tok_start,
+        tok_count,
+        toks.astype(np.int32),
+        depth.astype(np.int32),
+        parent,
+    )
 
 
 def pack_bitmask(token_ids: np.ndarray, size: int) -> np.ndarray:
@@ -175,7 +183,11 @@ class Row:
 
     @property
     def nbytes(self) -> int:
-        return self.tokens.nbytes + self.next_states.nbytes + (0 if self._bitmask is None else self._bitmask.nbytes)
+        return (
+            self.tokens.nbytes
+            + self.next_states.nbytes
+            + (0 if self._bitmask is None else self._bitmask.nbytes)
+        )
 
 
 class RegexIndex:
@@ -216,7 +228,9 @@ class RegexIndex:
             with self._lock:
                 r = self._rows.get(state)
                 if r is None:
-                    src, tok, end = walk_tokens(self.dfa, np.array([state]), self.trie, labels_are_classes=True)
+                    src, tok, end = walk_tokens(
+                        self.dfa, np.array([state]), self.trie, labels_are_classes=True
+                    )
                     r = self._make_row(state, tok, end)
                     self._rows[state] = r
         return r

@@ -293,12 +293,15 @@ def class_text(ranges: Ranges) -> str:
 
 def to_regex(node: Node) -> str:
     """Regex text for a node without ``And``/``Minus``/``Ref`` (those need an automaton)."""
+
     def group(s: str) -> str:
         return "(?:" + s + ")"
 
     def atomic(n: Node, s: str) -> bool:
-        return isinstance(n, Cls) or (isinstance(n, Lit) and len(n.text) == 1) or (
-            isinstance(n, Alt) and len(n.items) > 0
+        return (
+            isinstance(n, Cls)
+            or (isinstance(n, Lit) and len(n.text) == 1)
+            or (isinstance(n, Alt) and len(n.items) > 0)
         )
 
     def go(n: Node) -> str:
@@ -448,10 +451,27 @@ def encoded_char(ranges: Ranges, full: bool = False) -> Node:
         hex_ = Cls(_HEX)
         not_d = Cls(subtract(_HEX, ((68, 68), (100, 100))))
         low = Cls(((48, 55),))
-        parts.append(seq(lit("\\"), alt(cls((0x22, 0x22), (0x2F, 0x2F), (0x5C, 0x5C), (0x62, 0x62), (0x66, 0x66),
-                                          (0x6E, 0x6E), (0x72, 0x72), (0x74, 0x74)),
-                                      seq(lit("u"), alt(seq(not_d, hex_, hex_, hex_),
-                                                        seq(cls((68, 68), (100, 100)), low, hex_, hex_))))))
+        parts.append(
+            seq(
+                lit("\\"),
+                alt(
+                    cls(
+                        (0x22, 0x22),
+                        (0x2F, 0x2F),
+                        (0x5C, 0x5C),
+                        (0x62, 0x62),
+                        (0x66, 0x66),
+                        (0x6E, 0x6E),
+                        (0x72, 0x72),
+                        (0x74, 0x74),
+                    ),
+                    seq(
+                        lit("u"),
+                        alt(seq(not_d, hex_, hex_, hex_), seq(cls((68, 68), (100, 100)), low, hex_, hex_)),
+                    ),
+                ),
+            )
+        )
         return alt(*parts)
     for a, b in intersect(ranges, _MUST_ESCAPE + ((0x2F, 0x2F),)):
         for c in range(a, b + 1):

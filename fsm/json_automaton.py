@@ -56,6 +56,7 @@ from .regex import utf8_sequences as _utf8_sequences
 def utf8_sequences(lo: int, hi: int):
     return _utf8_sequences(lo, hi)
 
+
 Edge = tuple[int, int, int]  # (lo, hi, target)
 _MUST_ESCAPE = ((0x00, 0x1F), (0x22, 0x22), (0x5C, 0x5C))
 _HEX = ((0x30, 0x39), (0x41, 0x46), (0x61, 0x66))
@@ -144,7 +145,11 @@ def _escape_trie() -> tuple[list[dict[int, int]], dict[int, int]]:
         for c in range(lo, hi + 1):
             rx = re.compile(to_regex(encoded_char(((c, c),), False)))
             short = [chr(c) if chr(c) in '"\\' else {8: "b", 9: "t", 10: "n", 12: "f", 13: "r"}.get(c, "")]
-            cands = {"\\" + x for x in short if x} | {f"\\u{c:04x}", f"\\u{c:04X}", f"\\u{c:04x}".upper().replace("\\U", "\\u")}
+            cands = {"\\" + x for x in short if x} | {
+                f"\\u{c:04x}",
+                f"\\u{c:04X}",
+                f"\\u{c:04x}".upper().replace("\\U", "\\u"),
+            }
             hexs = f"{c:04x}"
             if any(ch.isalpha() for ch in hexs):
                 cands |= {"\\u" + "".join(v) for v in _case_variants(hexs)}
@@ -230,7 +235,7 @@ class ProductBlock(CounterBlock):
             for lo, hi, t in self.unit.edges[q]:
                 if not self.live(k + 1, t):
                     continue
-                for a, b in (subtract(((lo, hi),), _MUST_ESCAPE) if self.enc else ((lo, hi),)):
+                for a, b in subtract(((lo, hi),), _MUST_ESCAPE) if self.enc else ((lo, hi),):
                     out.append((a, b, (k + 1, t * ne)))
             if self.enc:
                 children, _, below = _ESCAPES
@@ -427,7 +432,9 @@ class NFA:
             return self._any_json(node, s)
         if isinstance(node, Ref):
             if self.calls is None:
-                raise NotRegular(f"rule reference {node.name!r} needs a pushdown automaton or the grammar engine")
+                raise NotRegular(
+                    f"rule reference {node.name!r} needs a pushdown automaton or the grammar engine"
+                )
             c, r = self.new(), self.new()
             self.eps[s].append(c)
             self.calls.site[c] = (node.name, r)
@@ -450,8 +457,12 @@ class NFA:
             if sub.trim(en)[st] and len(sub.trans) <= 4 * _UNIT_MAX:
                 d = trim_dfa(determinize(sub, st, en, self.budget))
                 # state 0 must mean "between items": not re-entered, not accepting (item non-empty)
-                if d is not None and len(d) <= _UNIT_MAX and not d.accepting[0] and not any(
-                        t == 0 for row in d.edges for _, _, t in row):
+                if (
+                    d is not None
+                    and len(d) <= _UNIT_MAX
+                    and not d.accepting[0]
+                    and not any(t == 0 for row in d.edges for _, _, t in row)
+                ):
                     unit = d
             self.counters.units[key] = unit
         if unit is None:
@@ -471,8 +482,9 @@ class NFA:
         key = ("any", node.max_string_length)
         dfas = self.counters.units.get(key)
         if dfas is None:
-            dfas = self.counters.units[key] = [node_to_char_dfa(part, self.budget)
-                                               for part in scalar_nodes(node.max_string_length)]
+            dfas = self.counters.units[key] = [
+                node_to_char_dfa(part, self.budget) for part in scalar_nodes(node.max_string_length)
+            ]
         end = self.new()
         self.eps[s].append(self.counters.add(AnyValueBlock(dfas[0], dfas[1], end, node.indent, node.depth)))
         self.counters.entries.append((s, end))
@@ -484,7 +496,9 @@ class NFA:
         The product of a format's DFA (hundreds of states) with ``maxLength: 255`` has ~10^5 states;
         `ProductBlock` makes only those a token walk reaches.
         """
-        counts = [it for it in node.items if isinstance(it, Rep) and isinstance(it.item, Cls) and it.hi is not None]
+        counts = [
+            it for it in node.items if isinstance(it, Rep) and isinstance(it.item, Cls) and it.hi is not None
+        ]
         rest = [it for it in node.items if it not in counts]
         if not counts or not rest:
             return None
@@ -501,7 +515,9 @@ class NFA:
             shared = None
             d = small_dfa(rest[0] if len(rest) == 1 else And(tuple(rest)), self.budget)
             n = len(d)
-            edges = [[(a, b, t) for a0, b0, t in row for a, b in intersect(((a0, b0),), ranges)] for row in d.edges]
+            edges = [
+                [(a, b, t) for a0, b0, t in row for a, b in intersect(((a0, b0),), ranges)] for row in d.edges
+            ]
             if n * (hi + 1) <= _PRODUCT_MAX and n >= 2:
                 unit = CharDFA(edges, d.accepting)
                 shared = (unit, ProductBlock.lengths(unit, hi, self.budget))
@@ -968,7 +984,9 @@ def _equal_rows(a: np.ndarray) -> np.ndarray:
     return rank[block]
 
 
-def _merge_equal_states(table: np.ndarray, accepting: np.ndarray, initial: int, budget: _Budget, rounds: int = 4):
+def _merge_equal_states(
+    table: np.ndarray, accepting: np.ndarray, initial: int, budget: _Budget, rounds: int = 4
+):
     """Merge states with identical rows a few times over (memory only; the language is unchanged)."""
     for _ in range(rounds):
         n = table.shape[0]
@@ -1062,7 +1080,9 @@ def dfa_to_node(dfa: CharDFA) -> Node:
         raise SchemaTooComplex(
             f"a string constraint's automaton has {n:,} states, too many to write as regex text "
             f"(limit {_ELIMINATION_STATES:,}); the regular path (no grammar) handles it",
-            budget="max_states", limit=_ELIMINATION_STATES)
+            budget="max_states",
+            limit=_ELIMINATION_STATES,
+        )
     stop = time.monotonic() + _ELIMINATION_SECONDS
     start, final = n, n + 1
     out: dict[int, dict[int, Node]] = {q: {} for q in range(n + 2)}
@@ -1086,7 +1106,10 @@ def dfa_to_node(dfa: CharDFA) -> Node:
         if time.monotonic() > stop:
             raise SchemaTooComplex(
                 "writing a string constraint's automaton as regex text took too long "
-                f"(over {_ELIMINATION_SECONDS:g} s)", budget="max_seconds", limit=_ELIMINATION_SECONDS)
+                f"(over {_ELIMINATION_SECONDS:g} s)",
+                budget="max_seconds",
+                limit=_ELIMINATION_SECONDS,
+            )
         k = min(remaining, key=lambda q: len(inc[q] - {q}) * len(set(out[q]) - {q}))
         remaining.discard(k)
         loop = out[k].pop(k, None)
@@ -1108,8 +1131,11 @@ def dfa_to_node(dfa: CharDFA) -> Node:
 def as_plain(node: Node) -> Node:
     """``And``/``Minus``/``Auto`` rewritten as a plain tree (regex text needs it)."""
     budget = _Budget(DEFAULT_LIMITS)
-    d = small_dfa(node, budget) if not isinstance(node, Auto) else trim_dfa(
-        CharDFA([list(r) for r in node.edges], list(node.accepting)))
+    d = (
+        small_dfa(node, budget)
+        if not isinstance(node, Auto)
+        else trim_dfa(CharDFA([list(r) for r in node.edges], list(node.accepting)))
+    )
     if d is None or not any(d.accepting):
         return NEVER
     return dfa_to_node(d)

@@ -28,8 +28,9 @@ from .regex import ByteDFA
 class LazyByteDFA:
     """Subset construction over a byte NFA, one state at a time."""
 
-    def __init__(self, trans, eps, start: int, final: int, limits: Limits | None = None, counters=None,
-                 calls=None):
+    def __init__(
+        self, trans, eps, start: int, final: int, limits: Limits | None = None, counters=None, calls=None
+    ):
         self.limits = limits or DEFAULT_LIMITS
         self._counters = counters  # virtual (negative) NFA states of long counted repeats
         # rule calls (`json_pushdown.Calls`): ids from Calls.BASE up are (NFA state, stack) configurations
@@ -80,7 +81,7 @@ class LazyByteDFA:
             from .json_automaton import utf8_sequences
 
             out = []
-            for lo, hi, t in (self._char_trans[q] if q >= 0 else self._counters.edges(q)):
+            for lo, hi, t in self._char_trans[q] if q >= 0 else self._counters.edges(q):
                 if lo < 0x80:
                     out.append((lo, min(hi, 0x7F), t))
                 if hi >= 0x80:
@@ -138,7 +139,10 @@ class LazyByteDFA:
             if d >= self.limits.max_states:
                 raise SchemaTooComplex(
                     f"JSON schema automaton: over {self.limits.max_states:,} states; simplify the schema "
-                    "or raise Limits.max_states", budget="max_states", limit=self.limits.max_states)
+                    "or raise Limits.max_states",
+                    budget="max_states",
+                    limit=self.limits.max_states,
+                )
             self._ids[s] = d
             self._sets.append(s)
             if d >= len(self._accepting):
@@ -247,11 +251,16 @@ class LazyByteDFA:
         self.expand_all()
         n = self.n_states
         table, accepting, initial = _merge_equal_states(
-            self._table[:n].copy(), self._accepting[:n].copy(), self.initial, _Budget(self.limits))
+            self._table[:n].copy(), self._accepting[:n].copy(), self.initial, _Budget(self.limits)
+        )
         groups = _equal_rows(np.ascontiguousarray(table.T))
         cols = table[:, np.unique(groups, return_index=True)[1]]
-        return ByteDFA(np.ascontiguousarray(cols.astype(np.int32)), groups[self.byte_class].astype(np.int32),
-                       initial, accepting)
+        return ByteDFA(
+            np.ascontiguousarray(cols.astype(np.int32)),
+            groups[self.byte_class].astype(np.int32),
+            initial,
+            accepting,
+        )
 
 
 class LazyTable:

@@ -32,7 +32,9 @@ from .vocabulary import Vocabulary
 class LazyJsonIndex:
     """Lazy token index over a `LazyByteDFA`; rows are computed on first use and shared by matchers."""
 
-    def __init__(self, lazy: LazyByteDFA, vocab: Vocabulary, fingerprint: str = "", limits: Limits | None = None):
+    def __init__(
+        self, lazy: LazyByteDFA, vocab: Vocabulary, fingerprint: str = "", limits: Limits | None = None
+    ):
         self.lazy = lazy
         self.dfa = lazy.as_byte_dfa()
         self.vocabulary = vocab
@@ -83,7 +85,9 @@ class LazyJsonIndex:
         if self._nbytes > self.limits.max_index_bytes:
             raise SpecTooComplex(
                 f"token index {self.fingerprint[:40]} grew past max_index_bytes={self.limits.max_index_bytes:,}",
-                budget="max_index_bytes", limit=self.limits.max_index_bytes)
+                budget="max_index_bytes",
+                limit=self.limits.max_index_bytes,
+            )
         return row
 
     def bitmask(self, state: int) -> np.ndarray:
@@ -109,13 +113,15 @@ class LazyJsonIndex:
             self.lazy.expand_all()
             todo = np.array(sorted(set(range(self.lazy.n_states)) - set(self._rows)), dtype=np.int64)
             for lo in range(0, len(todo), 256):
-                chunk = todo[lo: lo + 256]
+                chunk = todo[lo : lo + 256]
                 src, tok, end = walk_tokens(self.dfa, chunk, self.vocabulary.trie)
                 order = np.argsort(src, kind="stable")
                 src, tok, end = src[order], tok[order], end[order]
                 bounds = np.searchsorted(src, np.arange(len(chunk) + 1))
                 for i, s in enumerate(chunk.tolist()):
-                    self._rows[s] = self._make_row(s, tok[bounds[i]:bounds[i + 1]], end[bounds[i]:bounds[i + 1]])
+                    self._rows[s] = self._make_row(
+                        s, tok[bounds[i] : bounds[i + 1]], end[bounds[i] : bounds[i + 1]]
+                    )
         return self
 
     def single_byte(self, state: int) -> int:

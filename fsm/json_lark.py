@@ -191,7 +191,7 @@ def _wrap(text: str) -> str:
                 depth -= 1
                 if depth == 0 and i < len(text) - 1:
                     break
-            elif ch in "\"/":  # literals and regexes may hold brackets: give up, parenthesize
+            elif ch in '"/':  # literals and regexes may hold brackets: give up, parenthesize
                 break
         else:
             return text
@@ -253,7 +253,10 @@ class _Writer:
             raise SchemaTooComplex(
                 f"a terminal of the schema's grammar is {len(rx):,} characters of regex (limit "
                 f"{_MAX_TERMINAL_CHARS:,}): a value with many alternatives or counted parts next to a "
-                "recursive or unconstrained one", budget="max_states", limit=_MAX_TERMINAL_CHARS)
+                "recursive or unconstrained one",
+                budget="max_states",
+                limit=_MAX_TERMINAL_CHARS,
+            )
         # lark rewrites \\" inside /.../ to \" (a bare quote): spell every quote as \x22 instead
         return "/" + rx.replace('"', "\\x22") + "/"
 
@@ -404,8 +407,9 @@ class _Writer:
                 # built from the same tokens: a whole-value terminal starting with { would swallow them
                 alts.extend(self.split(i.item if isinstance(i, Val) else i) for i in items)
                 continue
-            if kind == "?" or (len(structured) > 1 and not (kind == "s" and all(
-                    _lexeme(i, self.lex_memo) for i in items))):
+            if kind == "?" or (
+                len(structured) > 1 and not (kind == "s" and all(_lexeme(i, self.lex_memo) for i in items))
+            ):
                 alts.extend(self.expr(i) for i in items if i not in regular)
             elif kind == "s" and len(regular) > 1:
                 alts.extend(self.expr(i) for i in items if i not in regular)
@@ -413,7 +417,9 @@ class _Writer:
                 alts.extend(self.split(i.item if isinstance(i, Val) else i) for i in items)
                 continue
             if regular:  # one terminal for the alike-starting regular alternatives (as before)
-                merged = alt(*sorted((i.item if isinstance(i, Val) else i for i in regular), key=_longest_first))
+                merged = alt(
+                    *sorted((i.item if isinstance(i, Val) else i for i in regular), key=_longest_first)
+                )
                 if nullable(merged):
                     optional = True
                     merged = nonempty(merged)
@@ -584,7 +590,10 @@ def to_lark(root: Node, rules: dict[str, Node], max_string_length: int | None = 
 
         raise UnsupportedSchema(
             f"a part of the schema admits no value only once its constraints are intersected ({exc}); the "
-            "grammar engine needs each alternative's language to be non-empty", None, "") from None
+            "grammar engine needs each alternative's language to be non-empty",
+            None,
+            "",
+        ) from None
     lines.extend(w.extra)
     if w.need_json:
         string = seq(lit('"'), Enc(rep(Cls(ANY_CHAR), 0, max_string_length), True), lit('"'))

@@ -143,8 +143,9 @@ def _fraction(lo: str, hi: str, need_one: bool) -> Node:
     return alt(*opts)
 
 
-def _nonneg_decimal(lo: Fraction, hi: Fraction | None, lo_strict: bool, hi_strict: bool,
-                    frac_digits: int, max_digits: int) -> Node:
+def _nonneg_decimal(
+    lo: Fraction, hi: Fraction | None, lo_strict: bool, hi_strict: bool, frac_digits: int, max_digits: int
+) -> Node:
     """Decimals ``I.f`` (1..frac_digits fraction digits) with lo <(=) value <(=) hi, lo >= 0."""
     scale = 10**frac_digits
     a = math.floor(lo * scale) + 1 if lo_strict else math.ceil(lo * scale)
@@ -172,8 +173,14 @@ def _nonneg_decimal(lo: Fraction, hi: Fraction | None, lo_strict: bool, hi_stric
     return alt(*parts)
 
 
-def decimal_range(lo: Fraction | None, hi: Fraction | None, lo_strict: bool = False, hi_strict: bool = False,
-                  frac_digits: int = MAX_FRACTION_DIGITS, max_digits: int = MAX_INTEGER_DIGITS) -> Node:
+def decimal_range(
+    lo: Fraction | None,
+    hi: Fraction | None,
+    lo_strict: bool = False,
+    hi_strict: bool = False,
+    frac_digits: int = MAX_FRACTION_DIGITS,
+    max_digits: int = MAX_INTEGER_DIGITS,
+) -> Node:
     """Exponent-free decimals (with a fraction part) whose exact value lies between ``lo`` and ``hi``."""
     parts = []
     if hi is None or hi >= 0:
@@ -187,7 +194,9 @@ def decimal_range(lo: Fraction | None, hi: Fraction | None, lo_strict: bool = Fa
         else:
             neg_lo, neg_lo_strict = -hi, hi_strict
         neg_hi = None if lo is None else -lo
-        parts.append(seq(lit("-"), _nonneg_decimal(neg_lo, neg_hi, neg_lo_strict, lo_strict, frac_digits, max_digits)))
+        parts.append(
+            seq(lit("-"), _nonneg_decimal(neg_lo, neg_hi, neg_lo_strict, lo_strict, frac_digits, max_digits))
+        )
     return alt(*parts)
 
 
@@ -285,8 +294,9 @@ def integer_node(bounds: Bounds, max_digits: int = MAX_INTEGER_DIGITS) -> Node:
     return integer_range(lo, hi, max_digits)
 
 
-def number_node(bounds: Bounds, max_digits: int = MAX_INTEGER_DIGITS,
-                frac_digits: int = MAX_FRACTION_DIGITS) -> Node:
+def number_node(
+    bounds: Bounds, max_digits: int = MAX_INTEGER_DIGITS, frac_digits: int = MAX_FRACTION_DIGITS
+) -> Node:
     """JSON numbers within ``bounds``; with no bounds, the full compact syntax (digit counts capped).
 
     >>> import re
@@ -299,7 +309,9 @@ def number_node(bounds: Bounds, max_digits: int = MAX_INTEGER_DIGITS,
     if not bounds.bounded:
         integer = seq(opt(lit("-")), alt(lit("0"), seq(NONZERO, rep(DIGIT, 0, max_digits - 1))))
         fraction = opt(seq(lit("."), rep(DIGIT, 1, frac_digits)))
-        exponent = opt(seq(cls((69, 69), (101, 101)), opt(cls((43, 43), (45, 45))), rep(DIGIT, 1, MAX_EXPONENT_DIGITS)))
+        exponent = opt(
+            seq(cls((69, 69), (101, 101)), opt(cls((43, 43), (45, 45))), rep(DIGIT, 1, MAX_EXPONENT_DIGITS))
+        )
         return seq(integer, fraction, exponent)
     ints = integer_node(bounds, max_digits)
     db = bounds.double_bounds()

@@ -212,7 +212,9 @@ def _cached(pattern: str, search: bool) -> Node:
     try:
         parsed = _parser.parse(_ecma_to_python(pattern))
     except re.error as exc:
-        raise UnsupportedSchema(f"pattern {pattern[:80]!r} is not a regex Python can parse: {exc}", "pattern") from None
+        raise UnsupportedSchema(
+            f"pattern {pattern[:80]!r} is not a regex Python can parse: {exc}", "pattern"
+        ) from None
     except (RecursionError, OverflowError):
         raise UnsupportedSchema(f"pattern {pattern[:80]!r} is too deeply nested", "pattern") from None
     flags = parsed.state.flags

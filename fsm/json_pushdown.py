@@ -73,8 +73,11 @@ class Calls:
         if s is None:
             depth = self._stacks[sid][2] + 1
             if depth > _MAX_DEPTH:
-                raise SchemaTooComplex(f"JSON schema automaton: rule calls nest past {_MAX_DEPTH:,} levels",
-                                       budget="recursion", limit=_MAX_DEPTH)
+                raise SchemaTooComplex(
+                    f"JSON schema automaton: rule calls nest past {_MAX_DEPTH:,} levels",
+                    budget="recursion",
+                    limit=_MAX_DEPTH,
+                )
             s = self._stack_ids[key] = len(self._stacks)
             self._stacks.append((ret, sid, depth))
         return s

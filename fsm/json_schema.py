@@ -73,15 +73,54 @@ _NFA_STATES_BEFORE_GRAMMAR = 100_000
 _TYPES = ("null", "boolean", "object", "array", "string", "number", "integer")
 _NO_NEGATION = object()  # a `not` subschema without an exact positive equivalent here
 
-_OBJECT_KW = {"properties", "required", "additionalProperties", "patternProperties", "propertyNames",
-              "minProperties", "maxProperties", "dependentRequired", "unevaluatedProperties"}
-_ARRAY_KW = {"items", "prefixItems", "additionalItems", "minItems", "maxItems", "contains", "minContains",
-             "maxContains", "uniqueItems", "unevaluatedItems"}
+_OBJECT_KW = {
+    "properties",
+    "required",
+    "additionalProperties",
+    "patternProperties",
+    "propertyNames",
+    "minProperties",
+    "maxProperties",
+    "dependentRequired",
+    "unevaluatedProperties",
+}
+_ARRAY_KW = {
+    "items",
+    "prefixItems",
+    "additionalItems",
+    "minItems",
+    "maxItems",
+    "contains",
+    "minContains",
+    "maxContains",
+    "uniqueItems",
+    "unevaluatedItems",
+}
 _STRING_KW = {"minLength", "maxLength", "pattern"}
 _NUMBER_KW = {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}
-_HANDLED = (_OBJECT_KW | _ARRAY_KW | _STRING_KW | _NUMBER_KW | {
-    "type", "enum", "const", "format", "anyOf", "oneOf", "allOf", "$ref", "nullable", "dependentSchemas",
-    "dependencies", "not", "if", "then", "else"})
+_HANDLED = (
+    _OBJECT_KW
+    | _ARRAY_KW
+    | _STRING_KW
+    | _NUMBER_KW
+    | {
+        "type",
+        "enum",
+        "const",
+        "format",
+        "anyOf",
+        "oneOf",
+        "allOf",
+        "$ref",
+        "nullable",
+        "dependentSchemas",
+        "dependencies",
+        "not",
+        "if",
+        "then",
+        "else",
+    }
+)
 # Vocabulary keywords that constrain instances in a way no automaton here enforces.
 _UNSUPPORTED = {"$dynamicRef", "$recursiveRef"}
 
@@ -225,7 +264,9 @@ class _Translator:
         if doc is None:
             raise UnsupportedSchema(
                 f"$ref {ref!r} at {loc.ptr or '/'} points outside this schema (remote refs are not fetched)",
-                "$ref", loc.ptr)
+                "$ref",
+                loc.ptr,
+            )
         schema, ptr = doc
         if frag and not frag.startswith("/"):
             raise SchemaError(f"$ref {ref!r} at {loc.ptr or '/'}: no $anchor {frag!r} in this schema")
@@ -254,10 +295,12 @@ class _Translator:
         if self._validator_cls is None:
             import jsonschema
 
-            cls = jsonschema.validators.validator_for(self.root if isinstance(self.root, dict) else {},
-                                                      default=jsonschema.Draft202012Validator)
-            self._validator_cls = cls(self.root if isinstance(self.root, (dict, bool)) else {},
-                                      format_checker=cls.FORMAT_CHECKER)
+            cls = jsonschema.validators.validator_for(
+                self.root if isinstance(self.root, dict) else {}, default=jsonschema.Draft202012Validator
+            )
+            self._validator_cls = cls(
+                self.root if isinstance(self.root, (dict, bool)) else {}, format_checker=cls.FORMAT_CHECKER
+            )
         return self._validator_cls
 
     def is_valid(self, value: Any, locs: list[_Loc], flat: list[_Loc] | None = None) -> bool:
@@ -381,7 +424,8 @@ class _Translator:
         else:
             return False
         return bool(allowed and declared) and all(
-            x in allowed or (x == "integer" and "number" in allowed) for x in declared)
+            x in allowed or (x == "integer" and "number" in allowed) for x in declared
+        )
 
     def _flatten(self, loc: _Loc, out: list[_Loc], seen: set) -> int:
         """Expand ``$ref`` and ``allOf`` into ``out``; returns how many refs were pushed on ``active``."""
@@ -392,7 +436,9 @@ class _Translator:
             out.append(loc)
             return 0
         if not isinstance(s, dict):
-            raise SchemaError(f"the schema at {loc.ptr or '/'} must be an object or a boolean, got {type(s).__name__}")
+            raise SchemaError(
+                f"the schema at {loc.ptr or '/'} must be an object or a boolean, got {type(s).__name__}"
+            )
         sid = s.get("$id", s.get("id") if self.draft <= 4 else None)
         if isinstance(sid, str) and not sid.startswith("#") and loc.ptr:
             loc = _Loc(s, loc.ptr, urldefrag(urljoin(loc.base, sid))[0])
@@ -403,7 +449,10 @@ class _Translator:
                 if self.grammar:
                     raise UnsupportedSchema(
                         f"recursive $ref {s['$ref']!r} at {loc.ptr or '/'} is combined with other keywords; "
-                        "only a $ref standing alone can recurse", "$ref", loc.ptr + "/$ref")
+                        "only a $ref standing alone can recurse",
+                        "$ref",
+                        loc.ptr + "/$ref",
+                    )
                 raise NeedsGrammar(f"recursive $ref {s['$ref']!r}", loc.ptr + "/$ref")
             seen.add(key)
             self.active.append(key)
@@ -438,7 +487,11 @@ class _Translator:
                 for name, dep in s[kw].items():
                     deps.append((kw, name, dep))
         if deps:
-            s = {k: v for k, v in s.items() if k not in ("dependentRequired", "dependentSchemas", "dependencies")}
+            s = {
+                k: v
+                for k, v in s.items()
+                if k not in ("dependentRequired", "dependentSchemas", "dependencies")
+            }
             for kw, name, dep in deps:
                 absent = {"properties": {name: False}}
                 if isinstance(dep, list):
@@ -453,9 +506,12 @@ class _Translator:
         """``not`` forms with an exact positive equivalent; others are unsupported."""
         neg = self._negation(loc.schema, loc, 0)
         if neg is _NO_NEGATION:
-            self.unsupported("not", _Loc(None, loc.ptr.rsplit("/", 1)[0], loc.base),
-                             "only not with type, enum, const, required, pattern/minLength/maxLength and "
-                             "anyOf/allOf/not of those is enforced")
+            self.unsupported(
+                "not",
+                _Loc(None, loc.ptr.rsplit("/", 1)[0], loc.base),
+                "only not with type, enum, const, required, pattern/minLength/maxLength and "
+                "anyOf/allOf/not of those is enforced",
+            )
             return None
         if neg is True:
             return None
@@ -488,7 +544,12 @@ class _Translator:
             return {"anyOf": [{"type": "object", "properties": {name: False}} for name in s["required"]]}
         # (not `format`: its automaton may be a subset of what the format checker accepts, and the
         # complement of a subset would let through strings that are valid, so must be rejected)
-        if keys and keys <= _STRING_KW | {"type"} and keys != {"type"} and s.get("type", "string") == "string":
+        if (
+            keys
+            and keys <= _STRING_KW | {"type"}
+            and keys != {"type"}
+            and s.get("type", "string") == "string"
+        ):
             other = [t for t in _TYPES if t != "string"]
             strings = {"type": "string", "x-fsm-not-string": {k: v for k, v in s.items() if k != "type"}}
             return {"anyOf": [{"type": other}, strings]} if "type" in s else strings
@@ -512,7 +573,7 @@ class _Translator:
         if not isinstance(branches, list) or not branches:
             raise SchemaError(f"{kw} at {loc.ptr or '/'} must be a non-empty array")
         rest = {k: v for k, v in loc.schema.items() if k != kw}
-        base = flat[:i] + [_Loc(rest, loc.ptr, loc.base)] + flat[i + 1:]
+        base = flat[:i] + [_Loc(rest, loc.ptr, loc.base)] + flat[i + 1 :]
         nodes = [self.value(base + [loc.at(kw, j)], depth) for j in range(len(branches))]
         if kw == "oneOf" and self.opts.oneof != "anyof":
             self._check_exclusive(base, loc, nodes)
@@ -527,7 +588,9 @@ class _Translator:
                     raise UnsupportedSchema(
                         f"oneOf at {loc.ptr or '/'}: branches {a} and {b} can match the same value, so "
                         "'exactly one' cannot be enforced; pass oneof='anyof' to accept anyOf semantics",
-                        "oneOf", loc.ptr + "/oneOf")
+                        "oneOf",
+                        loc.ptr + "/oneOf",
+                    )
 
     def _excludes(self, base: list[_Loc], a: _Loc, b: _Loc) -> bool:
         """True when every value valid for ``base + a`` is invalid for ``b``."""
@@ -555,8 +618,10 @@ class _Translator:
             # b needs a property that a's objects never have (a's values are objects: checked above),
             # or that this library never generates for a (a generated value is what must not match b)
             if fa["types"] <= {"object"} and (
-                    name in fa["forbidden"] or any(name not in declared for declared in fa["closed"])
-                    or (fa["keys"] is not None and name not in fa["keys"])):
+                name in fa["forbidden"]
+                or any(name not in declared for declared in fa["closed"])
+                or (fa["keys"] is not None and name not in fa["keys"])
+            ):
                 return True
         return False
 
@@ -580,14 +645,23 @@ class _Translator:
         for f in flat:
             s = f.schema
             if s is False:
-                    return {"types": set(), "values": [], "consts": {}, "required": set(), "forbidden": set(),
-                        "closed": [], "keys": set()}
+                return {
+                    "types": set(),
+                    "values": [],
+                    "consts": {},
+                    "required": set(),
+                    "forbidden": set(),
+                    "closed": [],
+                    "keys": set(),
+                }
             ts = self._types_of(s, f)
             if ts is not None:
                 types &= ts
             if "enum" in s or "const" in s:
                 vals = s["enum"] if "enum" in s else [s["const"]]
-                values = vals if values is None else [v for v in values if _canon(v) in set(map(_canon, vals))]
+                values = (
+                    vals if values is None else [v for v in values if _canon(v) in set(map(_canon, vals))]
+                )
             required |= set(s.get("required", []) or [])
             for name, sub in (s.get("properties") or {}).items():
                 if sub is False:
@@ -604,14 +678,24 @@ class _Translator:
         # policy for unspecified additionalProperties): declared and required names only.
         dicts = [f.schema for f in flat if isinstance(f.schema, dict)]
         explicit = [d["additionalProperties"] for d in dicts if "additionalProperties" in d]
-        opened = (self.opts.allow_additional_properties or any("patternProperties" in d for d in dicts)
-                  or (explicit and all(x is not False for x in explicit)))
+        opened = (
+            self.opts.allow_additional_properties
+            or any("patternProperties" in d for d in dicts)
+            or (explicit and all(x is not False for x in explicit))
+        )
         names = set(required)
         for d in dicts:
             names |= set(d.get("properties") or {})
         # consts hold whenever the property is present (required or not)
-        return {"types": types, "values": values, "consts": consts, "required": required, "forbidden": forbidden,
-                "closed": closed, "keys": None if opened else names}
+        return {
+            "types": types,
+            "values": values,
+            "consts": consts,
+            "required": required,
+            "forbidden": forbidden,
+            "closed": closed,
+            "keys": None if opened else names,
+        }
 
     def _types_of(self, s: dict, loc: _Loc) -> set[str] | None:
         t = s.get("type")
@@ -758,13 +842,23 @@ class _Translator:
         return self._any(depth, limit)
 
     def _any(self, depth: int, remaining: int) -> Node:
-        scalars = [lit("null"), lit("true"), lit("false"), number_node(Bounds()), self._string_node(0, None, [])]
+        scalars = [
+            lit("null"),
+            lit("true"),
+            lit("false"),
+            number_node(Bounds()),
+            self._string_node(0, None, []),
+        ]
         if remaining <= 0:
             return alt(*scalars)
         inner = self._any(depth + 1, remaining - 1)
         sep = lit(self.layout.sep(depth))
         arr = self.layout.container("[", "]", seq(inner, rep(seq(sep, inner), 0, None)), True, depth)
-        key = seq(lit('"'), Enc(rep(Cls(ANY_CHAR), 0, self.opts.max_string_length), True), lit('"' + self.layout.colon))
+        key = seq(
+            lit('"'),
+            Enc(rep(Cls(ANY_CHAR), 0, self.opts.max_string_length), True),
+            lit('"' + self.layout.colon),
+        )
         member = seq(key, inner)
         obj = self.layout.container("{", "}", seq(member, rep(seq(sep, member), 0, None)), True, depth)
         return alt(*scalars, arr, obj)
@@ -887,9 +981,19 @@ class _Translator:
                 required.add(k)
                 if k not in names:
                     names.append(k)
-        min_p = max([_count(f.schema["minProperties"], "minProperties", f) for f in schemas
-                     if "minProperties" in f.schema] or [0])
-        maxes = [_count(f.schema["maxProperties"], "maxProperties", f) for f in schemas if "maxProperties" in f.schema]
+        min_p = max(
+            [
+                _count(f.schema["minProperties"], "minProperties", f)
+                for f in schemas
+                if "minProperties" in f.schema
+            ]
+            or [0]
+        )
+        maxes = [
+            _count(f.schema["maxProperties"], "maxProperties", f)
+            for f in schemas
+            if "maxProperties" in f.schema
+        ]
         max_p = min(maxes) if maxes else None
         name_locs = [f.at("propertyNames") for f in schemas if "propertyNames" in f.schema]
 
@@ -941,7 +1045,7 @@ class _Translator:
             matched = name in props
             if matched:
                 out.append(f.at("properties", name))
-            for pat in (s.get("patternProperties") or {}):
+            for pat in s.get("patternProperties") or {}:
                 if _search(pat, name, f):
                     out.append(f.at("patternProperties", pat))
                     matched = True
@@ -956,15 +1060,20 @@ class _Translator:
                 return None
         return out
 
-    def _extras(self, schemas: list[_Loc], names: list[str], name_locs: list[_Loc], depth: int) -> Node | None:
+    def _extras(
+        self, schemas: list[_Loc], names: list[str], name_locs: list[_Loc], depth: int
+    ) -> Node | None:
         """``key: value`` for keys not declared, or None when no extra key may be generated."""
         with_patterns = [f for f in schemas if f.schema.get("patternProperties")]
         for f in schemas:
             s = f.schema
             if s.get("additionalProperties") is False and not s.get("patternProperties"):
                 return None
-            if s.get("unevaluatedProperties") is False and "additionalProperties" not in s \
-                    and not s.get("patternProperties"):
+            if (
+                s.get("unevaluatedProperties") is False
+                and "additionalProperties" not in s
+                and not s.get("patternProperties")
+            ):
                 return None
             if "unevaluatedProperties" in s and s["unevaluatedProperties"] not in (False, True):
                 self.unsupported("unevaluatedProperties", f, "only false is enforced")
@@ -984,8 +1093,9 @@ class _Translator:
                     self.unsupported("patternProperties", g, "overlapping patterns with different schemas")
                     return None
             for p in pats:
-                vlocs = [g.at("patternProperties", p)] + [f.at("additionalProperties") for f in others
-                                                          if "additionalProperties" in f.schema]
+                vlocs = [g.at("patternProperties", p)] + [
+                    f.at("additionalProperties") for f in others if "additionalProperties" in f.schema
+                ]
                 lang = pattern_node(p)
                 if key_lang is not None:
                     lang = And((lang, key_lang))
@@ -1044,8 +1154,22 @@ class _Translator:
             if sch is False:
                 return NEVER
             for kw in sch:
-                if kw in ("type", "title", "description", "$comment", "minLength", "maxLength", "pattern",
-                          "format", "enum", "const", "$schema", "$id", "examples", "default"):
+                if kw in (
+                    "type",
+                    "title",
+                    "description",
+                    "$comment",
+                    "minLength",
+                    "maxLength",
+                    "pattern",
+                    "format",
+                    "enum",
+                    "const",
+                    "$schema",
+                    "$id",
+                    "examples",
+                    "default",
+                ):
                     continue
                 self.unsupported(kw, f, "propertyNames supports string keywords only")
             if "enum" in sch or "const" in sch:
@@ -1102,7 +1226,9 @@ class _Translator:
                 self.unsupported("unevaluatedItems", f, "only false is enforced")
             prefixes.append(prefix)
             rests.append(rest)
-        min_i = max([_count(f.schema["minItems"], "minItems", f) for f in schemas if "minItems" in f.schema] or [0])
+        min_i = max(
+            [_count(f.schema["minItems"], "minItems", f) for f in schemas if "minItems" in f.schema] or [0]
+        )
         maxes = [_count(f.schema["maxItems"], "maxItems", f) for f in schemas if "maxItems" in f.schema]
         max_i = min(maxes) if maxes else None
         n = max((len(p) for p in prefixes), default=0)
@@ -1171,14 +1297,28 @@ class _Translator:
         """uniqueItems over a finite item set: the items in a fixed order, each at most once."""
         loc = next(f for f in schemas if f.schema.get("uniqueItems") is True)
         if any(prefixes) or not rest_locs:
-            self.unsupported("uniqueItems", loc, "enforced only for items drawn from a finite set (enum/const)")
-            return self.array([_Loc({k: v for k, v in f.schema.items() if k != "uniqueItems"}, f.ptr, f.base)
-                               for f in schemas], depth)
+            self.unsupported(
+                "uniqueItems", loc, "enforced only for items drawn from a finite set (enum/const)"
+            )
+            return self.array(
+                [
+                    _Loc({k: v for k, v in f.schema.items() if k != "uniqueItems"}, f.ptr, f.base)
+                    for f in schemas
+                ],
+                depth,
+            )
         values = self._finite_values(rest_locs)
         if values is None:
-            self.unsupported("uniqueItems", loc, "enforced only for items drawn from a finite set (enum/const)")
-            return self.array([_Loc({k: v for k, v in f.schema.items() if k != "uniqueItems"}, f.ptr, f.base)
-                               for f in schemas], depth)
+            self.unsupported(
+                "uniqueItems", loc, "enforced only for items drawn from a finite set (enum/const)"
+            )
+            return self.array(
+                [
+                    _Loc({k: v for k, v in f.schema.items() if k != "uniqueItems"}, f.ptr, f.base)
+                    for f in schemas
+                ],
+                depth,
+            )
         items = tuple((lit(self.layout.dump(v, depth + 1)), 0, 1) for v in values)
         if len(items) < min_i:
             return NEVER
@@ -1199,7 +1339,11 @@ class _Translator:
                 return []
             if isinstance(s, dict) and ("enum" in s or "const" in s):
                 vals = s["enum"] if "enum" in s else [s["const"]]
-                values = list(vals) if values is None else [v for v in values if _canon(v) in set(map(_canon, vals))]
+                values = (
+                    list(vals)
+                    if values is None
+                    else [v for v in values if _canon(v) in set(map(_canon, vals))]
+                )
             elif isinstance(s, dict) and s.get("type") == "boolean" and values is None:
                 values = [True, False]
         if values is None:
@@ -1218,10 +1362,24 @@ class _Translator:
         min_c = max([_count(f.schema.get("minContains", 1), "minContains", f) for f in contains])
         max_cs = [f.schema["maxContains"] for f in contains if "maxContains" in f.schema]
         if any(prefixes) or (max_cs and (max_i is None or min(max_cs) < max_i)):
-            self.unsupported("contains", loc, "enforced only without prefixItems and without a binding maxContains")
-            return self.array([_Loc({k: v for k, v in f.schema.items() if k not in ("contains", "minContains",
-                                                                                   "maxContains")}, f.ptr, f.base)
-                               for f in schemas], depth)
+            self.unsupported(
+                "contains", loc, "enforced only without prefixItems and without a binding maxContains"
+            )
+            return self.array(
+                [
+                    _Loc(
+                        {
+                            k: v
+                            for k, v in f.schema.items()
+                            if k not in ("contains", "minContains", "maxContains")
+                        },
+                        f.ptr,
+                        f.base,
+                    )
+                    for f in schemas
+                ],
+                depth,
+            )
         base = [r for r in rest_locs if r.schema is not True]
         item = self.value(base, depth + 1) if base else self.any_value(depth + 1, loc)
         hit = self.value(base + [f.at("contains") for f in contains], depth + 1)
@@ -1262,11 +1420,35 @@ def _meet(a: set[str], b: set[str]) -> set[str]:
     return out
 
 
-_ANNOTATIONS = {"title", "description", "default", "examples", "example", "$comment", "$schema", "$id", "id",
-                "$anchor", "$defs", "definitions", "readOnly", "writeOnly", "deprecated", "nullable", "x-fsm-not-enum",
-                "x-fsm-not-string"}
-_JSON_TYPE = {type(None): "null", bool: "boolean", str: "string", int: "integer", float: "number",
-              list: "array", dict: "object"}
+_ANNOTATIONS = {
+    "title",
+    "description",
+    "default",
+    "examples",
+    "example",
+    "$comment",
+    "$schema",
+    "$id",
+    "id",
+    "$anchor",
+    "$defs",
+    "definitions",
+    "readOnly",
+    "writeOnly",
+    "deprecated",
+    "nullable",
+    "x-fsm-not-enum",
+    "x-fsm-not-string",
+}
+_JSON_TYPE = {
+    type(None): "null",
+    bool: "boolean",
+    str: "string",
+    int: "integer",
+    float: "number",
+    list: "array",
+    dict: "object",
+}
 
 
 def _quick_valid(v: Any, flat: list[_Loc], draft: int = 2020) -> bool | None:
@@ -1287,8 +1469,11 @@ def _quick_valid(v: Any, flat: list[_Loc], draft: int = 2020) -> bool | None:
                 ts = [arg] if isinstance(arg, str) else arg
                 if s.get("nullable") is True and v is None:
                     continue
-                ok = t in ts or (t == "integer" and "number" in ts) or (
-                    t == "number" and "integer" in ts and float(v).is_integer() and draft > 4)
+                ok = (
+                    t in ts
+                    or (t == "integer" and "number" in ts)
+                    or (t == "number" and "integer" in ts and float(v).is_integer() and draft > 4)
+                )
                 if not ok:
                     return False
             elif kw in ("enum", "const"):
@@ -1331,16 +1516,38 @@ def _quick_valid(v: Any, flat: list[_Loc], draft: int = 2020) -> bool | None:
     return True
 
 
-_REF_SIBLINGS_OK = {"$ref", "title", "description", "$comment", "default", "examples", "example", "readOnly",
-                    "writeOnly", "deprecated"}
+_REF_SIBLINGS_OK = {
+    "$ref",
+    "title",
+    "description",
+    "$comment",
+    "default",
+    "examples",
+    "example",
+    "readOnly",
+    "writeOnly",
+    "deprecated",
+}
 
 
-_NO_CONSTRAINT = {"title", "description", "$comment", "default", "examples", "example", "readOnly", "writeOnly",
-                  "deprecated", "$schema"}
+_NO_CONSTRAINT = {
+    "title",
+    "description",
+    "$comment",
+    "default",
+    "examples",
+    "example",
+    "readOnly",
+    "writeOnly",
+    "deprecated",
+    "$schema",
+}
 
 
 def _type_set(t: Any) -> set[str]:
-    return {t} if isinstance(t, str) else {x for x in t if isinstance(x, str)} if isinstance(t, list) else set()
+    return (
+        {t} if isinstance(t, str) else {x for x in t if isinstance(x, str)} if isinstance(t, list) else set()
+    )
 
 
 def _trivial(s: Any) -> bool:
@@ -1383,7 +1590,11 @@ def _count(v: Any, kw: str, loc: _Loc) -> int:
 
 
 def _num(v: Any, kw: str, loc: _Loc):
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or (isinstance(v, float) and not math.isfinite(v)):
+    if (
+        isinstance(v, bool)
+        or not isinstance(v, (int, float))
+        or (isinstance(v, float) and not math.isfinite(v))
+    ):
         raise SchemaError(f"{kw} at {loc.ptr or '/'} must be a finite number, got {v!r}")
     return v
 
@@ -1392,8 +1603,11 @@ def _search(pattern: str, text: str, loc: _Loc) -> bool:
     try:
         return re.search(pattern, text) is not None
     except re.error as exc:
-        raise UnsupportedSchema(f"patternProperties key {pattern!r} at {loc.ptr or '/'} is not a valid regex: {exc}",
-                                "patternProperties", loc.ptr) from None
+        raise UnsupportedSchema(
+            f"patternProperties key {pattern!r} at {loc.ptr or '/'} is not a valid regex: {exc}",
+            "patternProperties",
+            loc.ptr,
+        ) from None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1412,9 +1626,12 @@ def _load(schema: Any) -> Any:
         try:
             return schema.model_json_schema()
         except Exception as exc:  # noqa: BLE001 - pydantic raises many kinds; all mean "no schema"
-            raise SchemaError(f"pydantic could not produce a JSON schema for {schema.__name__}: {exc}") from None
+            raise SchemaError(
+                f"pydantic could not produce a JSON schema for {schema.__name__}: {exc}"
+            ) from None
     raise SchemaError(
-        f"JsonSchema takes a dict, a JSON string, a bool or a pydantic model class, got {type(schema).__name__}")
+        f"JsonSchema takes a dict, a JSON string, a bool or a pydantic model class, got {type(schema).__name__}"
+    )
 
 
 class JsonSchema:
@@ -1443,10 +1660,14 @@ class JsonSchema:
         elif isinstance(whitespace, int) and not isinstance(whitespace, bool) and 0 <= whitespace <= 16:
             self._indent = whitespace
         else:
-            raise SchemaError(f"whitespace must be 'compact', 'pretty' or an indent width 0..16, got {whitespace!r}")
+            raise SchemaError(
+                f"whitespace must be 'compact', 'pretty' or an indent width 0..16, got {whitespace!r}"
+            )
         if oneof not in ("exact", "anyof"):
             raise SchemaError(f"oneof must be 'exact' or 'anyof', got {oneof!r}")
-        if max_string_length is not None and (not isinstance(max_string_length, int) or max_string_length < 0):
+        if max_string_length is not None and (
+            not isinstance(max_string_length, int) or max_string_length < 0
+        ):
             raise SchemaError(f"max_string_length must be a non-negative int, got {max_string_length!r}")
         if any_value_depth is not None and (not isinstance(any_value_depth, int) or any_value_depth < 0):
             raise SchemaError(f"any_value_depth must be a non-negative int, got {any_value_depth!r}")
@@ -1464,9 +1685,19 @@ class JsonSchema:
     def fingerprint(self) -> str:
         """sha256 over the canonical schema and every option."""
         payload = json.dumps(
-            [self.schema, self._indent, self.allow_additional_properties, self.lenient, self.max_string_length,
-             self.oneof, self.any_value_depth],
-            sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str,
+            [
+                self.schema,
+                self._indent,
+                self.allow_additional_properties,
+                self.lenient,
+                self.max_string_length,
+                self.oneof,
+                self.any_value_depth,
+            ],
+            sort_keys=True,
+            separators=(",", ":"),
+            ensure_ascii=False,
+            default=str,
         )
         return "json:" + hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
@@ -1484,7 +1715,9 @@ class JsonSchema:
             except SpecTooComplex as exc:
                 raise SchemaTooComplex(str(exc), budget=exc.budget, limit=exc.limit) from None
             except RecursionError:
-                raise SchemaTooComplex("the schema is nested too deeply to translate", budget="recursion") from None
+                raise SchemaTooComplex(
+                    "the schema is nested too deeply to translate", budget="recursion"
+                ) from None
             self.ignored = t.ignored
             if t.ignored:
                 warnings.warn("JsonSchema(lenient=True) ignored: " + "; ".join(t.ignored), stacklevel=3)
@@ -1503,7 +1736,9 @@ class JsonSchema:
             raise UnsupportedSchema(
                 "this schema is not regular (an unconstrained JSON value, {} or true, nests without bound); "
                 "compile it (fsm.compile) or pass any_value_depth for a regular, depth-bounded value",
-                None, "")
+                None,
+                "",
+            )
         return node
 
     def _node(self) -> Node:
@@ -1511,9 +1746,12 @@ class JsonSchema:
         node, ng = self._translate()
         if ng is not None:
             raise UnsupportedSchema(
-                f"this schema is not regular ({ng}); it needs the grammar engine", "$ref", ng.pointer)
+                f"this schema is not regular ({ng}); it needs the grammar engine", "$ref", ng.pointer
+            )
         if node == NEVER:
-            raise SchemaError("the schema admits no JSON document at all (its constraints contradict each other)")
+            raise SchemaError(
+                "the schema admits no JSON document at all (its constraints contradict each other)"
+            )
         return node
 
     def to_regex(self) -> str:
@@ -1560,7 +1798,9 @@ class JsonSchema:
                 raise UnsupportedSchema(
                     f"this schema is not regular ({ng}), and its grammar is not one the engine can enforce "
                     f"exactly (alternatives that only a later token tells apart): {exc}",
-                    "anyOf" if "ambiguous" in str(exc) else None, ng.pointer if ng else "") from None
+                    "anyOf" if "ambiguous" in str(exc) else None,
+                    ng.pointer if ng else "",
+                ) from None
 
         from .json_automaton import node_nfa
         from .json_dfa import LazyByteDFA
@@ -1625,7 +1865,9 @@ class JsonSchema:
                 raise
             raise SchemaTooComplex(str(exc), budget=exc.budget, limit=exc.limit) from None
         except RecursionError:
-            raise SchemaTooComplex("the schema is nested too deeply to translate", budget="recursion") from None
+            raise SchemaTooComplex(
+                "the schema is nested too deeply to translate", budget="recursion"
+            ) from None
         return root, t.rules
 
     def __repr__(self) -> str:

@@ -151,7 +151,12 @@ def tokenize_longest(trie, data: bytes) -> list[int]:
     out: list[int] = []
     pos = 0
     nb, cs, cc, ts, tc, ti = (
-        trie.node_byte, trie.child_start, trie.child_count, trie.tok_start, trie.tok_count, trie.tok_ids,
+        trie.node_byte,
+        trie.child_start,
+        trie.child_count,
+        trie.tok_start,
+        trie.tok_count,
+        trie.tok_ids,
     )
     while pos < len(data):
         node, best, best_len = 0, -1, 0

@@ -106,7 +106,9 @@ class Regex:
     def _build(self, vocab, limits: Limits | None = None):
         from .index import RegexIndex
 
-        return RegexIndex(regex_to_dfa(self.pattern, limits), vocab, fingerprint=self.fingerprint, limits=limits)
+        return RegexIndex(
+            regex_to_dfa(self.pattern, limits), vocab, fingerprint=self.fingerprint, limits=limits
+        )
 
 
 @dataclass(frozen=True)
@@ -139,7 +141,9 @@ class Choice:
     def _build(self, vocab, limits: Limits | None = None):
         from .index import RegexIndex
 
-        return RegexIndex(regex_to_dfa(self.to_regex(), limits), vocab, fingerprint=self.fingerprint, limits=limits)
+        return RegexIndex(
+            regex_to_dfa(self.to_regex(), limits), vocab, fingerprint=self.fingerprint, limits=limits
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -151,8 +155,10 @@ _UNSUPPORTED = {
     sre_constants.ASSERT: "a lookaround assertion",
     sre_constants.ASSERT_NOT: "a negative lookaround assertion",
 }
-for _name, _what in (("POSSESSIVE_REPEAT", "a possessive quantifier (*+, ++, ?+, {m,n}+)"),
-                     ("ATOMIC_GROUP", "an atomic group (?>...)")):
+for _name, _what in (
+    ("POSSESSIVE_REPEAT", "a possessive quantifier (*+, ++, ?+, {m,n}+)"),
+    ("ATOMIC_GROUP", "an atomic group (?>...)"),
+):
     if hasattr(sre_constants, _name):  # Python >= 3.11; they change which strings match
         _UNSUPPORTED[getattr(sre_constants, _name)] = _what
 _ANCHORS = {sre_constants.AT}
@@ -183,7 +189,11 @@ def _estimate(items, pattern: str) -> int:
             total += _estimate(av[-1], pattern)
         elif op is sre_constants.BRANCH:
             total += sum(_estimate(b, pattern) for b in av[1])
-        elif op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT, getattr(sre_constants, "POSSESSIVE_REPEAT", None)):
+        elif op in (
+            sre_constants.MAX_REPEAT,
+            sre_constants.MIN_REPEAT,
+            getattr(sre_constants, "POSSESSIVE_REPEAT", None),
+        ):
             lo, hi = av[0], av[1]
             times = lo + 1 if hi == sre_constants.MAXREPEAT else max(hi, 1)
             total += _estimate(av[2], pattern) * times
@@ -224,7 +234,9 @@ def _validate(pattern: str, limits: Limits = DEFAULT_LIMITS, estimate_size: bool
                 what = _UNSUPPORTED[op]
                 pos = _find_construct(pattern, what)
                 where = f" at position {pos}" if pos >= 0 else ""
-                raise RegexError(f"regex {pattern[:80]!r} uses {what}{where}, which is not supported (it needs backtracking semantics)")
+                raise RegexError(
+                    f"regex {pattern[:80]!r} uses {what}{where}, which is not supported (it needs backtracking semantics)"
+                )
             if op in _ANCHORS:
                 pos = _find_construct(pattern, "an anchor")
                 where = f" at position {pos}" if pos >= 0 else ""
@@ -237,7 +249,11 @@ def _validate(pattern: str, limits: Limits = DEFAULT_LIMITS, estimate_size: bool
             elif op is sre_constants.BRANCH:
                 for b in av[1]:
                     visit(b)
-            elif op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT, getattr(sre_constants, "POSSESSIVE_REPEAT", None)):
+            elif op in (
+                sre_constants.MAX_REPEAT,
+                sre_constants.MIN_REPEAT,
+                getattr(sre_constants, "POSSESSIVE_REPEAT", None),
+            ):
                 visit(av[2])
             elif op is getattr(sre_constants, "ATOMIC_GROUP", None):
                 visit(av)
@@ -403,7 +419,9 @@ def _char_fsm(pattern: str, limits: Limits):
     except RecursionError:
         raise SpecTooComplex(f"regex {pattern[:80]!r} is nested too deeply", budget="recursion") from None
     except MemoryError:
-        raise SpecTooComplex(f"regex {pattern[:80]!r} needs too much memory", budget="max_index_bytes") from None
+        raise SpecTooComplex(
+            f"regex {pattern[:80]!r} needs too much memory", budget="max_index_bytes"
+        ) from None
     except RegexError:
         raise
     except Exception as exc:  # interegular raises its own parse errors and `Unsupported`
@@ -527,7 +545,12 @@ def _interegular_dfa(pattern: str, limits: Limits) -> ByteDFA:
 
 
 def _finish(
-    table: np.ndarray, initial: int, accepting: np.ndarray, deadline, what: str, byte_class: np.ndarray | None = None
+    table: np.ndarray,
+    initial: int,
+    accepting: np.ndarray,
+    deadline,
+    what: str,
+    byte_class: np.ndarray | None = None,
 ) -> ByteDFA | None:
     """Trim to states reachable and co-reachable, minimize, and fold byte columns into classes.
 

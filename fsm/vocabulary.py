@@ -44,7 +44,9 @@ def byte_level_token_bytes(token: str) -> bytes:
     try:
         return bytes(table[c] for c in token)
     except KeyError as exc:
-        raise VocabularyError(f"token {token!r} is not a byte-level BPE string (char {exc.args[0]!r})") from None
+        raise VocabularyError(
+            f"token {token!r} is not a byte-level BPE string (char {exc.args[0]!r})"
+        ) from None
 
 
 def sentencepiece_token_bytes(piece: str) -> bytes:

@@ -9,7 +9,20 @@ from .output_types import Choice, Grammar, OutputType, OutputTypeError, Regex, b
 from .results import GenerationError, InvalidOutput, Result, Truncated
 
 __all__ = [
-    "Choice", "GenerationError", "Generator", "Grammar", "InvalidOutput", "OutputType", "OutputTypeError",
-    "Regex", "Result", "Truncated", "builtin_grammars", "default_model", "format_prompt", "function",
-    "output_type", "structured",
+    "Choice",
+    "GenerationError",
+    "Generator",
+    "Grammar",
+    "InvalidOutput",
+    "OutputType",
+    "OutputTypeError",
+    "Regex",
+    "Result",
+    "Truncated",
+    "builtin_grammars",
+    "default_model",
+    "format_prompt",
+    "function",
+    "output_type",
+    "structured",
 ]

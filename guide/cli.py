@@ -64,11 +64,19 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for docs and tests)."""
     common = argparse.ArgumentParser(add_help=False)
     g = common.add_argument_group("model and generation")
-    g.add_argument("--model-path", metavar="PATH",
-                   help="model directory or hub id (default: the embedded SmolLM2-135M-Instruct, "
-                        "or $GUIDE_DEFAULT_MODEL)")
-    g.add_argument("--max-tokens", type=_positive_int, default=256, metavar="N",
-                   help="most new tokens per output (default: 256)")
+    g.add_argument(
+        "--model-path",
+        metavar="PATH",
+        help="model directory or hub id (default: the embedded SmolLM2-135M-Instruct, "
+        "or $GUIDE_DEFAULT_MODEL)",
+    )
+    g.add_argument(
+        "--max-tokens",
+        type=_positive_int,
+        default=256,
+        metavar="N",
+        help="most new tokens per output (default: 256)",
+    )
     g.add_argument("--temperature", type=_number, metavar="T", help="0 = greedy (the default)")
     g.add_argument("--top-k", type=int, metavar="K")
     g.add_argument("--top-p", type=_number, metavar="P")
@@ -77,15 +85,22 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--repetition-penalty", type=_number, metavar="R")
     g.add_argument("--frequency-penalty", type=_number, metavar="F")
     g.add_argument("--presence-penalty", type=_number, metavar="F")
-    g.add_argument("--seed", type=int, metavar="S", help="random seed; turns sampling on (batch row i uses S + i)")
+    g.add_argument(
+        "--seed", type=int, metavar="S", help="random seed; turns sampling on (batch row i uses S + i)"
+    )
     g.add_argument("--stop", action="append", metavar="TEXT", help="stop string (repeatable)")
     g.add_argument("--system", metavar="TEXT", help="system message for the chat template")
     g.add_argument("--raw", action="store_true", help="send the prompt as is, without the chat template")
     io = common.add_argument_group("input and output")
     io.add_argument("--input", "-i", metavar="FILE.jsonl", help="batch: one prompt per line ('-' = stdin)")
     io.add_argument("--output", "-o", metavar="FILE", help="write results here instead of stdout")
-    io.add_argument("--batch-size", type=_positive_int, default=8, metavar="N",
-                    help="prompts per forward pass in batch mode (default: 8)")
+    io.add_argument(
+        "--batch-size",
+        type=_positive_int,
+        default=8,
+        metavar="N",
+        help="prompts per forward pass in batch mode (default: 8)",
+    )
     io.add_argument("--stream", action="store_true", help="print text as it is generated (single prompt)")
     io.add_argument("--quiet", "-q", action="store_true", help="no progress bars or status messages")
 
@@ -93,43 +108,68 @@ def build_parser() -> argparse.ArgumentParser:
         prog="guide",
         description="Generate text that provably matches a JSON schema, regex, grammar or choice.",
         epilog="Exit codes: 0 ok, 1 output incomplete/invalid, 2 usage or input error, 3 bad spec, "
-               "4 model load error.",
+        "4 model load error.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
-    p = sub.add_parser("json", parents=[common], help="JSON matching a schema or a pydantic model",
-                       description="Generate JSON that validates against a JSON schema or a pydantic model.")
+    p = sub.add_parser(
+        "json",
+        parents=[common],
+        help="JSON matching a schema or a pydantic model",
+        description="Generate JSON that validates against a JSON schema or a pydantic model.",
+    )
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--schema", metavar="FILE", help="a JSON Schema file ('-' = stdin)")
-    src.add_argument("--model", metavar="MODULE:CLASS", help="a pydantic model, e.g. mypkg.models:Person "
-                                                             "or path/to/file.py:Person")
-    p.add_argument("--whitespace", metavar="POLICY", help="JSON layout: compact (default), pretty, or an indent width")
+    src.add_argument(
+        "--model",
+        metavar="MODULE:CLASS",
+        help="a pydantic model, e.g. mypkg.models:Person or path/to/file.py:Person",
+    )
+    p.add_argument(
+        "--whitespace", metavar="POLICY", help="JSON layout: compact (default), pretty, or an indent width"
+    )
     p.add_argument("--indent", type=int, metavar="N", help="pretty-print the JSON output")
     p.add_argument("prompt", nargs="?", help="the prompt ('-' = stdin)")
 
-    p = sub.add_parser("regex", parents=[common], help="text fully matching a regular expression",
-                       description="Generate text that fully matches PATTERN (Python re syntax).")
+    p = sub.add_parser(
+        "regex",
+        parents=[common],
+        help="text fully matching a regular expression",
+        description="Generate text that fully matches PATTERN (Python re syntax).",
+    )
     p.add_argument("pattern")
     p.add_argument("prompt", nargs="?", help="the prompt ('-' = stdin)")
 
-    p = sub.add_parser("grammar", parents=[common], help="text in a Lark grammar's language",
-                       description="Generate text in the language of a Lark grammar: a .lark file or the "
-                                   "name of a built-in grammar (see --list).")
+    p = sub.add_parser(
+        "grammar",
+        parents=[common],
+        help="text in a Lark grammar's language",
+        description="Generate text in the language of a Lark grammar: a .lark file or the "
+        "name of a built-in grammar (see --list).",
+    )
     p.add_argument("grammar", nargs="?", metavar="FILE|NAME")
     p.add_argument("prompt", nargs="?", help="the prompt ('-' = stdin)")
     p.add_argument("--start", default="start", metavar="RULE", help="start rule (default: start)")
     p.add_argument("--list", action="store_true", help="list the built-in grammars and exit")
 
-    p = sub.add_parser("choice", parents=[common], help="exactly one of the given options",
-                       description="Generate exactly one of OPTIONS. The prompt goes in --prompt so that "
-                                   "every positional argument is an option.")
+    p = sub.add_parser(
+        "choice",
+        parents=[common],
+        help="exactly one of the given options",
+        description="Generate exactly one of OPTIONS. The prompt goes in --prompt so that "
+        "every positional argument is an option.",
+    )
     p.add_argument("options", nargs="+", metavar="OPTION")
     p.add_argument("--prompt", "-p", help="the prompt ('-' = stdin)")
 
-    p = sub.add_parser("text", parents=[common], help="free text (no constraint)",
-                       description="Generate unconstrained text (useful to compare with constrained runs).")
+    p = sub.add_parser(
+        "text",
+        parents=[common],
+        help="free text (no constraint)",
+        description="Generate unconstrained text (useful to compare with constrained runs).",
+    )
     p.add_argument("prompt", nargs="?", help="the prompt ('-' = stdin)")
     return parser
 
@@ -181,8 +221,9 @@ def _read_schema(path: str) -> dict:
     try:
         schema = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise CliError(f"schema file {path!r} is not valid JSON: {exc.msg} at line {exc.lineno}, "
-                       f"column {exc.colno}") from None
+        raise CliError(
+            f"schema file {path!r} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
+        ) from None
     if not isinstance(schema, (dict, bool)):
         raise CliError(f"schema file {path!r} must hold a JSON object, not {type(schema).__name__}")
     return schema
@@ -251,7 +292,9 @@ def _single_prompt(value: str | None) -> str:
     if value == "-":
         value = sys.stdin.read()
     if value is None or not value.strip():
-        raise CliError("no prompt: give PROMPT (or --prompt for choice), '-' for stdin, or --input FILE.jsonl")
+        raise CliError(
+            "no prompt: give PROMPT (or --prompt for choice), '-' for stdin, or --input FILE.jsonl"
+        )
     return value
 
 
@@ -280,9 +323,15 @@ def read_jsonl(path: str) -> list[dict[str, Any]]:
             item = {"prompt": item}
         elif isinstance(item, dict) and "messages" in item and "prompt" not in item:
             item = {**item, "prompt": item["messages"]}
-        if not isinstance(item, dict) or not isinstance(item.get("prompt"), (str, list)) or not item["prompt"]:
-            raise CliError(f'{path}:{n}: each line must be a JSON string or an object with a "prompt" '
-                           '(or "messages") key')
+        if (
+            not isinstance(item, dict)
+            or not isinstance(item.get("prompt"), (str, list))
+            or not item["prompt"]
+        ):
+            raise CliError(
+                f'{path}:{n}: each line must be a JSON string or an object with a "prompt" '
+                '(or "messages") key'
+            )
         rows.append(item)
     if not rows:
         raise CliError(f"input file {path!r} has no prompts")
@@ -294,8 +343,19 @@ def read_jsonl(path: str) -> list[dict[str, Any]]:
 
 def _options(args: argparse.Namespace) -> dict[str, Any]:
     opts: dict[str, Any] = {"max_new_tokens": args.max_tokens, "raw": args.raw}
-    for name in ("temperature", "top_k", "top_p", "min_p", "typical_p", "repetition_penalty", "frequency_penalty",
-                 "presence_penalty", "seed", "stop", "system"):
+    for name in (
+        "temperature",
+        "top_k",
+        "top_p",
+        "min_p",
+        "typical_p",
+        "repetition_penalty",
+        "frequency_penalty",
+        "presence_penalty",
+        "seed",
+        "stop",
+        "system",
+    ):
         value = getattr(args, name)
         if value is not None:
             opts[name] = value
@@ -367,8 +427,11 @@ def run(args: argparse.Namespace) -> int:
     whitespace = getattr(args, "whitespace", None)
     if whitespace is not None and whitespace.isdigit():
         whitespace = int(whitespace)  # an indent width
-    gen = with_spinner(lambda: Generator(source, tp, whitespace=whitespace, **_options(args)),
-                       "compiling the constraint", args.quiet)
+    gen = with_spinner(
+        lambda: Generator(source, tp, whitespace=whitespace, **_options(args)),
+        "compiling the constraint",
+        args.quiet,
+    )
     indent = getattr(args, "indent", None)
     with _output(args.output) as out:
         if rows is not None:
@@ -400,8 +463,9 @@ def _output(path: str | None):
 def _run_batch(gen: Any, rows: list[dict[str, Any]], args: argparse.Namespace, out: Any) -> int:
     from .output_types import to_jsonable
 
-    values = gen.batch([r["prompt"] for r in rows], errors="return", batch_size=args.batch_size,
-                       progress=not args.quiet)
+    values = gen.batch(
+        [r["prompt"] for r in rows], errors="return", batch_size=args.batch_size, progress=not args.quiet
+    )
     failed = 0
     for row, result in zip(rows, gen.last):
         line = dict(row)
@@ -414,7 +478,7 @@ def _run_batch(gen: Any, rows: list[dict[str, Any]], args: argparse.Namespace, o
         line["finish_reason"] = result.finish_reason
         out.write(json.dumps(line, ensure_ascii=False) + "\n")
     if failed and not args.quiet:
-        print(f"guide: {failed} of {len(values)} outputs failed (see their \"error\" field)", file=sys.stderr)
+        print(f'guide: {failed} of {len(values)} outputs failed (see their "error" field)', file=sys.stderr)
     return EXIT_OUTPUT if failed else EXIT_OK
 
 
@@ -473,8 +537,9 @@ def _classify(exc: Exception) -> int:
         return _fail(f"{exc}", EXIT_USAGE)
     if os.environ.get("GUIDE_DEBUG"):
         raise exc
-    return _fail(f"internal error: {type(exc).__name__}: {exc} (set GUIDE_DEBUG=1 for the traceback)",
-                 EXIT_INTERNAL)
+    return _fail(
+        f"internal error: {type(exc).__name__}: {exc} (set GUIDE_DEBUG=1 for the traceback)", EXIT_INTERNAL
+    )
 
 
 def _fail(message: str, code: int) -> int:

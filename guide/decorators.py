@@ -50,18 +50,24 @@ def template_fields(template: str) -> list[str]:
     try:
         names = [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
     except ValueError as exc:
-        raise ValueError(f"bad prompt template {template!r}: {exc} (write literal braces as {{{{ and }}}})") from None
+        raise ValueError(
+            f"bad prompt template {template!r}: {exc} (write literal braces as {{{{ and }}}})"
+        ) from None
     out: list[str] = []
     for f in names:
         base = f.split(".")[0].split("[")[0]
         if not base or base.isdigit():
-            raise ValueError(f"prompt template fields must be named, e.g. {{text}}; got {{{f}}} in {template!r}")
+            raise ValueError(
+                f"prompt template fields must be named, e.g. {{text}}; got {{{f}}} in {template!r}"
+            )
         if base not in out:
             out.append(base)
     return out
 
 
-def structured(model: Any = None, prompt: str | None = None, *, whitespace: Any = None, **defaults: Any) -> Any:
+def structured(
+    model: Any = None, prompt: str | None = None, *, whitespace: Any = None, **defaults: Any
+) -> Any:
     """Class decorator for a pydantic model: adds ``Model.generate(...)`` and ``Model.generate_batch(...)``.
 
     With a ``prompt`` template, ``generate`` takes its fields as keywords (or one positional value when
@@ -86,7 +92,9 @@ def structured(model: Any = None, prompt: str | None = None, *, whitespace: Any 
             raise TypeError(f"@guide.structured decorates pydantic models, not {cls!r}")
         taken = [n for n in _STRUCTURED_NAMES if n in getattr(cls, "model_fields", {})]
         if taken:
-            raise TypeError(f"{cls.__name__} has field(s) {taken}, which @guide.structured needs as method names")
+            raise TypeError(
+                f"{cls.__name__} has field(s) {taken}, which @guide.structured needs as method names"
+            )
         lazy = _Lazy(model, output_type(cls, whitespace=whitespace), dict(defaults))
 
         def to_prompt(args: tuple, kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
@@ -117,8 +125,12 @@ def structured(model: Any = None, prompt: str | None = None, *, whitespace: Any 
                     prompts.append(to_prompt((item,), {})[0])
             return lazy.get().batch(prompts, **overrides)
 
-        generate.__doc__ = f"Generate a validated {cls.__name__}" + (f" from the prompt {prompt!r}." if prompt else ".")
-        generate_batch.__doc__ = f"Generate one {cls.__name__} per item (a dict of template fields, or a prompt)."
+        generate.__doc__ = f"Generate a validated {cls.__name__}" + (
+            f" from the prompt {prompt!r}." if prompt else "."
+        )
+        generate_batch.__doc__ = (
+            f"Generate one {cls.__name__} per item (a dict of template fields, or a prompt)."
+        )
         cls.generate = staticmethod(generate)
         cls.generate_batch = staticmethod(generate_batch)
         cls.guide_generator = staticmethod(lazy.get)
@@ -149,8 +161,9 @@ def function(model: Any = None, *, whitespace: Any = None, **defaults: Any) -> A
     return _function_decorator(model, whitespace, defaults, caller_locals)
 
 
-def _function_decorator(model: Any, whitespace: Any, defaults: dict[str, Any],
-                        caller_locals: dict[str, Any]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def _function_decorator(
+    model: Any, whitespace: Any, defaults: dict[str, Any], caller_locals: dict[str, Any]
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
         name = getattr(fn, "__qualname__", repr(fn))
         doc = inspect.getdoc(fn)
@@ -165,7 +178,9 @@ def _function_decorator(model: Any, whitespace: Any, defaults: dict[str, Any],
         sig = inspect.signature(fn)
         unknown = [f for f in template_fields(doc) if f not in sig.parameters]
         if unknown:
-            raise TypeError(f"@guide.function: the docstring of {name} uses {unknown}, which are not parameters")
+            raise TypeError(
+                f"@guide.function: the docstring of {name} uses {unknown}, which are not parameters"
+            )
         lazy = _Lazy(model, output_type(hints["return"], whitespace=whitespace), dict(defaults))
 
         def to_prompt(*args: Any, **kwargs: Any) -> str:

@@ -81,8 +81,16 @@ def generate(
     '2023'
     """
     batch = _is_batch(prompts)
-    runner = _Runner(source, prompts if batch else [prompts], constraint, max_new_tokens, stop, seed,
-                     jump_forward, sampling)
+    runner = _Runner(
+        source,
+        prompts if batch else [prompts],
+        constraint,
+        max_new_tokens,
+        stop,
+        seed,
+        jump_forward,
+        sampling,
+    )
     for _ in runner.steps():
         pass
     return runner.completions()
@@ -107,8 +115,16 @@ def stream(
     ', there was a little girl named Lily...'
     """
     batch = _is_batch(prompts)
-    runner = _Runner(source, prompts if batch else [prompts], constraint, max_new_tokens, stop, seed,
-                     jump_forward, sampling)
+    runner = _Runner(
+        source,
+        prompts if batch else [prompts],
+        constraint,
+        max_new_tokens,
+        stop,
+        seed,
+        jump_forward,
+        sampling,
+    )
     hold = max((len(s) for s in runner.stops), default=1) - 1
     for touched in runner.steps():
         for row in touched:
@@ -177,9 +193,13 @@ class _Runner:
         active = [r for r in rows if r.finish is None]
         if not active:
             return touched
-        self.sampler = Sampler([self.params[r.index] for r in active], self.vocab.size, self.source.device,
-                               seeds=[self.seeds[r.index] for r in active],
-                               prompts=[self.prompt_ids[r.index] for r in active])
+        self.sampler = Sampler(
+            [self.params[r.index] for r in active],
+            self.vocab.size,
+            self.source.device,
+            seeds=[self.seeds[r.index] for r in active],
+            prompts=[self.prompt_ids[r.index] for r in active],
+        )
         self.session, self.logits = self.source.prefill(
             [self.prompt_ids[r.index] + starts.get(r.index, []) for r in active]
         )
@@ -342,7 +362,9 @@ def _is_batch(prompts: Any) -> bool:
         if not prompts:
             return True
         return not isinstance(prompts[0], int)
-    raise TypeError(f"prompts must be a string, a list of token ids, or a list of those; got {type(prompts).__name__}")
+    raise TypeError(
+        f"prompts must be a string, a list of token ids, or a list of those; got {type(prompts).__name__}"
+    )
 
 
 def _prompt_ids(source: Any, prompt: Any, i: int) -> list[int]:

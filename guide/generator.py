@@ -25,7 +25,9 @@ from .sampling import SamplingParams
 
 _LOOP_OPTIONS = ("max_new_tokens", "stop", "seed", "jump_forward")
 _PROMPT_OPTIONS = ("raw", "system")
-OPTIONS = frozenset(_LOOP_OPTIONS + _PROMPT_OPTIONS + tuple(f.name for f in dataclasses.fields(SamplingParams)))
+OPTIONS = frozenset(
+    _LOOP_OPTIONS + _PROMPT_OPTIONS + tuple(f.name for f in dataclasses.fields(SamplingParams))
+)
 DEFAULT_MAX_NEW_TOKENS = 256
 
 
@@ -126,10 +128,14 @@ class Generator:
     def __init__(self, model: Any = None, output_type: Any = str, *, whitespace: Any = None, **defaults: Any):
         check_options(defaults, "Generator")
         self.output_type = output_type
-        self.kind: OutputType = to_output_type(output_type, whitespace=whitespace)  # bad types fail before loading
+        self.kind: OutputType = to_output_type(
+            output_type, whitespace=whitespace
+        )  # bad types fail before loading
         self.source = resolve_source(model)
         self.defaults = {"max_new_tokens": DEFAULT_MAX_NEW_TOKENS, **defaults}
-        self.index = fsm.compile(self.kind.spec, self.source.vocabulary) if self.kind.spec is not None else None
+        self.index = (
+            fsm.compile(self.kind.spec, self.source.vocabulary) if self.kind.spec is not None else None
+        )
         self.last: Result | list[Result] | None = None
 
     def __repr__(self) -> str:
@@ -151,8 +157,15 @@ class Generator:
             raise result.error
         return result.value
 
-    def batch(self, prompts: Sequence[Any], *, errors: str = "raise", batch_size: int | None = None,
-              progress: bool = False, **overrides: Any) -> list[Any]:
+    def batch(
+        self,
+        prompts: Sequence[Any],
+        *,
+        errors: str = "raise",
+        batch_size: int | None = None,
+        progress: bool = False,
+        **overrides: Any,
+    ) -> list[Any]:
         """Generate one value per prompt in batched forward passes.
 
         ``errors="raise"`` raises the first row's `GenerationError` (after the whole batch ran, so
@@ -227,7 +240,9 @@ class Generator:
         """Parse a completion, or attach the reason it has no value."""
         result = Result(None, c.text, c.finish_reason, list(c.token_ids), prompt)
         if self.index is not None and not self._complete(c):
-            result.error = Truncated(c.text, c.finish_reason, c.token_ids, max_new_tokens, f"the {self.kind.name}")
+            result.error = Truncated(
+                c.text, c.finish_reason, c.token_ids, max_new_tokens, f"the {self.kind.name}"
+            )
             return result
         try:
             result.value = self.kind.parse(c.text)
@@ -307,4 +322,12 @@ def _progress(total: int, enabled: bool):
     return tqdm(total=total, desc="generating", unit="prompt")
 
 
-__all__ = ["GenerationError", "Generator", "InvalidOutput", "Result", "Truncated", "default_model", "format_prompt"]
+__all__ = [
+    "GenerationError",
+    "Generator",
+    "InvalidOutput",
+    "Result",
+    "Truncated",
+    "default_model",
+    "format_prompt",
+]

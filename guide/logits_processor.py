@@ -97,8 +97,9 @@ class LogitsProcessor(_HFLogitsProcessor):
                         cache[id(c)] = c
                     else:
                         if vocab is None:
-                            vocab = fsm.Vocabulary.from_tokenizer(self.tokenizer, size=width,
-                                                                  eos_token_ids=self.eos_token_ids)
+                            vocab = fsm.Vocabulary.from_tokenizer(
+                                self.tokenizer, size=width, eos_token_ids=self.eos_token_ids
+                            )
                         cache[id(c)] = fsm.compile(c, vocab)
                 indexes.append(cache[id(c)])
             for idx in indexes:
@@ -108,7 +109,9 @@ class LogitsProcessor(_HFLogitsProcessor):
                         f"logits only {width}"
                     )
             self._indexes = indexes
-            self._eos = frozenset(e for idx in indexes if idx is not None for e in idx.vocabulary.eos_token_ids)
+            self._eos = frozenset(
+                e for idx in indexes if idx is not None for e in idx.vocabulary.eos_token_ids
+            )
         if isinstance(self.constraint, list) and n_rows % len(self._indexes):
             raise ValueError(
                 f"{len(self._indexes)} constraints do not divide the {n_rows} rows of the batch "

@@ -66,8 +66,14 @@ class Model:
         if pack_weights is None:
             pack_weights = device.type == "cpu" and _linear_bytes(hf) <= _AUTO_PACK_MAX_BYTES
         packed = pack_linear_weights(hf) if pack_weights else False
-        return cls(hf, tokenizer, vocab, name=name or str(getattr(hf.config, "_name_or_path", "")),
-                   packed=packed, _pad_id=int(pad))
+        return cls(
+            hf,
+            tokenizer,
+            vocab,
+            name=name or str(getattr(hf.config, "_name_or_path", "")),
+            packed=packed,
+            _pad_id=int(pad),
+        )
 
     # -- text <-> tokens ----------------------------------------------------------------------------
     def encode(self, text: str) -> list[int]:
@@ -245,7 +251,9 @@ def pack_linear_weights(hf: torch.nn.Module, batch_hint: int = 8) -> bool:
 
 
 def _linear_bytes(hf: torch.nn.Module) -> int:
-    return sum(m.weight.numel() * m.weight.element_size() for m in hf.modules() if isinstance(m, torch.nn.Linear))
+    return sum(
+        m.weight.numel() * m.weight.element_size() for m in hf.modules() if isinstance(m, torch.nn.Linear)
+    )
 
 
 def _default_device() -> torch.device:
@@ -259,8 +267,15 @@ def _resolve_dtype(dtype: str | torch.dtype | None, device: torch.device) -> tor
         if device.type == "cuda":
             return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
         return torch.float32
-    names = {"float32": torch.float32, "fp32": torch.float32, "float16": torch.float16, "fp16": torch.float16,
-             "half": torch.float16, "bfloat16": torch.bfloat16, "bf16": torch.bfloat16}
+    names = {
+        "float32": torch.float32,
+        "fp32": torch.float32,
+        "float16": torch.float16,
+        "fp16": torch.float16,
+        "half": torch.float16,
+        "bfloat16": torch.bfloat16,
+        "bf16": torch.bfloat16,
+    }
     if dtype not in names:
         raise ValueError(f"unknown dtype {dtype!r}; use one of {sorted(names)} or a torch.dtype")
     return names[dtype]

@@ -57,7 +57,9 @@ class Grammar:
 
     def __post_init__(self):
         if not isinstance(self.text, str) or not self.text.strip():
-            raise OutputTypeError("Grammar needs the text of a Lark grammar (use Grammar.from_file for a path)")
+            raise OutputTypeError(
+                "Grammar needs the text of a Lark grammar (use Grammar.from_file for a path)"
+            )
 
     @classmethod
     def from_file(cls, path: str | os.PathLike, start: str = "start") -> Grammar:
@@ -79,7 +81,9 @@ class Grammar:
         from fsm import grammars
 
         if name not in grammars.names():
-            raise OutputTypeError(f"no built-in grammar named {name!r} (known: {', '.join(grammars.names())})")
+            raise OutputTypeError(
+                f"no built-in grammar named {name!r} (known: {', '.join(grammars.names())})"
+            )
         return cls(grammars.load(name), start)
 
     def to_spec(self) -> Any:
@@ -196,7 +200,9 @@ def _enum(cls: type[enum.Enum]) -> OutputType:
     members = list(cls)
     if not members:
         raise OutputTypeError(f"Enum {cls.__name__} has no members to choose from")
-    use_values = all(isinstance(m.value, str) for m in members) and len({m.value for m in members}) == len(members)
+    use_values = all(isinstance(m.value, str) for m in members) and len({m.value for m in members}) == len(
+        members
+    )
     texts = [m.value if use_values else m.name for m in members]
     by_text = dict(zip(texts, members))
     return OutputType(fsm.Choice(texts), by_text.__getitem__, cls.__name__)
@@ -286,4 +292,3 @@ def to_jsonable(value: Any) -> Any:
     from pydantic import TypeAdapter
 
     return TypeAdapter(type(value)).dump_python(value, mode="json")
-

@@ -34,8 +34,14 @@ class Truncated(GenerationError):
     ('{"name": "Ad', 3)
     """
 
-    def __init__(self, text: str, finish_reason: str, token_ids: list[int], max_new_tokens: int | None,
-                 what: str = "the output"):
+    def __init__(
+        self,
+        text: str,
+        finish_reason: str,
+        token_ids: list[int],
+        max_new_tokens: int | None,
+        what: str = "the output",
+    ):
         self.max_new_tokens = max_new_tokens
         if finish_reason == "stop":
             why = "a stop string ended the run"
@@ -44,7 +50,9 @@ class Truncated(GenerationError):
             why = f"the run hit max_new_tokens={max_new_tokens}"
             fix = "raise max_new_tokens"
         super().__init__(
-            text, finish_reason, token_ids,
+            text,
+            finish_reason,
+            token_ids,
             f"{why} before {what} was complete ({len(token_ids)} tokens, partial text {_clip(text)}); {fix}",
         )
 
@@ -61,7 +69,9 @@ class InvalidOutput(GenerationError):
     def __init__(self, text: str, finish_reason: str, token_ids: list[int], what: str, cause: BaseException):
         self.cause = cause
         super().__init__(
-            text, finish_reason, token_ids,
+            text,
+            finish_reason,
+            token_ids,
             f"the generated text {_clip(text)} is not a valid {what}: {cause}",
         )
 

@@ -86,7 +86,9 @@ class SamplingParams:
                 raise bad(f"{name} must be finite, got {getattr(self, name)}")
         if self.logit_bias is not None:
             if not isinstance(self.logit_bias, dict):
-                raise bad(f"logit_bias must be a dict {{token_id: bias}}, got {type(self.logit_bias).__name__}")
+                raise bad(
+                    f"logit_bias must be a dict {{token_id: bias}}, got {type(self.logit_bias).__name__}"
+                )
             for tok, b in self.logit_bias.items():
                 if not isinstance(tok, int) or not 0 <= tok < vocab_size:
                     raise bad(f"logit_bias token id {tok!r} is outside the vocabulary [0, {vocab_size})")
@@ -97,7 +99,9 @@ class SamplingParams:
 _PARAM_NAMES = tuple(f.name for f in fields(SamplingParams))
 
 
-def sampling_params(n_rows: int, seed: int | Sequence[int | None] | None = None, **sampling: Any) -> list[SamplingParams]:
+def sampling_params(
+    n_rows: int, seed: int | Sequence[int | None] | None = None, **sampling: Any
+) -> list[SamplingParams]:
     """Per-row `SamplingParams` from keyword arguments that are scalars (all rows) or per-row lists.
 
     >>> [p.effective_temperature for p in sampling_params(2, temperature=[0, 0.5])]
@@ -197,8 +201,9 @@ class Sampler:
         self.top_p = torch.tensor([p.top_p for p in params], **f32)
         self.min_p = torch.tensor([p.min_p for p in params], **f32)
         self.typical_p = torch.tensor([p.typical_p for p in params], **f32)
-        self.mirostat = torch.tensor([p.mirostat_tau is not None and t > 0 for p, t in zip(params, temps)],
-                                     device=device)
+        self.mirostat = torch.tensor(
+            [p.mirostat_tau is not None and t > 0 for p, t in zip(params, temps)], device=device
+        )
         self.tau = torch.tensor([p.mirostat_tau or 0.0 for p in params], **f32)
         self.eta = torch.tensor([p.mirostat_eta for p in params], **f32)
         self.mu = 2 * self.tau
@@ -309,7 +314,9 @@ class Sampler:
         tokens = tokens.to(self.device)
         ones = torch.ones(tokens.shape, dtype=torch.float32, device=self.device)
         if lengths is not None:
-            ones *= (torch.arange(tokens.shape[1], device=self.device)[None, :] < lengths.to(self.device)[:, None])
+            ones *= (
+                torch.arange(tokens.shape[1], device=self.device)[None, :] < lengths.to(self.device)[:, None]
+            )
         if self.rep is not None:
             hit = torch.zeros_like(self.seen, dtype=torch.float32).scatter_add_(1, tokens, ones)
             self.seen |= hit > 0
@@ -322,8 +329,18 @@ class Sampler:
         rows = rows.to(self.device)
         self.rows = [self.rows[i] for i in keep]
         self.generators = [self.generators[i] for i in keep]
-        for name in ("greedy", "temperature", "top_k", "top_p", "min_p", "typical_p", "mirostat", "tau",
-                     "eta", "mu"):
+        for name in (
+            "greedy",
+            "temperature",
+            "top_k",
+            "top_p",
+            "min_p",
+            "typical_p",
+            "mirostat",
+            "tau",
+            "eta",
+            "mu",
+        ):
             setattr(self, name, getattr(self, name)[rows])
         if self.rep is not None:
             self.rep, self.seen = self.rep[rows], self.seen[rows]

@@ -81,7 +81,9 @@ class ModelSession:
         return int(self.next_pos.shape[0])
 
     @classmethod
-    def start(cls, hf: Any, prompts: Sequence[Sequence[int]], pad_id: int, width: int) -> tuple[ModelSession, torch.Tensor]:
+    def start(
+        cls, hf: Any, prompts: Sequence[Sequence[int]], pad_id: int, width: int
+    ) -> tuple[ModelSession, torch.Tensor]:
         from transformers import DynamicCache
 
         device = next(hf.parameters()).device
@@ -103,8 +105,12 @@ class ModelSession:
         cache = DynamicCache(config=hf.config)
         with torch.inference_mode():
             out = hf(
-                input_ids=ids, attention_mask=mask if padded else None, position_ids=pos,
-                past_key_values=cache, use_cache=True, logits_to_keep=1,
+                input_ids=ids,
+                attention_mask=mask if padded else None,
+                position_ids=pos,
+                past_key_values=cache,
+                use_cache=True,
+                logits_to_keep=1,
             )
         logits = _as_logits(out.logits[:, -1], width)
         next_pos = torch.as_tensor(lengths, dtype=torch.long, device=device)
@@ -123,11 +129,19 @@ class ModelSession:
         if self.mask is not None:
             new_cols = new_cols if ragged else torch.ones((n, k), dtype=torch.long, device=device)
             self.mask = torch.cat([self.mask, new_cols], dim=1)
-        pos = self.next_pos[:, None] + torch.arange(k, device=device)[None, :] if k > 1 else self.next_pos[:, None]
+        pos = (
+            self.next_pos[:, None] + torch.arange(k, device=device)[None, :]
+            if k > 1
+            else self.next_pos[:, None]
+        )
         with torch.inference_mode():
             out = self.hf(
-                input_ids=tokens, attention_mask=self.mask, position_ids=pos,
-                past_key_values=self.cache, use_cache=True, logits_to_keep=k,
+                input_ids=tokens,
+                attention_mask=self.mask,
+                position_ids=pos,
+                past_key_values=self.cache,
+                use_cache=True,
+                logits_to_keep=k,
             )
         if k == 1:
             logits = out.logits[:, -1]

@@ -13,7 +13,9 @@ from ..errors import GrammarError
 
 def names() -> list[str]:
     """Names of the shipped grammars."""
-    return sorted(p.name[: -len(".lark")] for p in resources.files(__name__).iterdir() if p.name.endswith(".lark"))
+    return sorted(
+        p.name[: -len(".lark")] for p in resources.files(__name__).iterdir() if p.name.endswith(".lark")
+    )
 
 
 def load(name: str) -> str:

@@ -9,7 +9,20 @@ from hypothesis import strategies as st
 
 import fsm
 
-_TERMINALS = ['"a"', '"b"', '"("', '")"', '","', 'NUMBER', 'WORD', '/[xyz]+/', '"let"i', '/a|ab/', '/(?=a)a/', '""']
+_TERMINALS = [
+    '"a"',
+    '"b"',
+    '"("',
+    '")"',
+    '","',
+    "NUMBER",
+    "WORD",
+    "/[xyz]+/",
+    '"let"i',
+    "/a|ab/",
+    "/(?=a)a/",
+    '""',
+]
 _HEADER = "%import common.NUMBER\n%import common.WORD\n%import common.WS\n"
 
 
@@ -30,8 +43,12 @@ def grammars(draw):
     return _HEADER + start + "\n" + "\n".join(lines) + "\n" + ignore + broken
 
 
-@settings(max_examples=30, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=30,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(grammars(), st.integers(0, 2**31))
 def test_random_grammars_compile_soundly_or_raise_spec_error(vocab, text, seed):
     try:

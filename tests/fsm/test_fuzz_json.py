@@ -17,8 +17,12 @@ from ..fuzz.schema_strategies import schemas
 LIMITS = fsm.Limits(max_seconds=8.0, max_states=50_000)
 
 
-@settings(max_examples=40, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(schemas, st.integers(0, 2**31))
 def test_random_schemas_compile_soundly_or_raise_spec_error(vocab, schema, seed):
     try:

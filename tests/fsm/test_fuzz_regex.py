@@ -13,8 +13,12 @@ from ..fuzz.strategies import maybe_broken_regexes, python_accepts
 LIMITS = fsm.Limits(max_seconds=5.0, max_states=20_000, max_regex_positions=5_000)
 
 
-@settings(max_examples=80, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=80,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(maybe_broken_regexes, st.integers(0, 2**31))
 def test_random_regexes_compile_soundly_or_raise_spec_error(vocab, pattern, seed):
     try:

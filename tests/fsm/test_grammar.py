@@ -16,8 +16,11 @@ from fsm import grammars
 from fsm.grammar_matcher import GrammarMatcher
 from fsm.index import pack_bitmask, unpack_bitmask
 
-WALKS = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                          HealthCheck.function_scoped_fixture])
+WALKS = settings(
+    max_examples=20,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 
 # Bytes that close structures: random walks pick tokens made of them now and then, so they end.
 CLOSERS = {"json": b'"}]0 ', "arithmetic": b"1)", "sql": b"1) ;"}
@@ -37,7 +40,11 @@ def larks():
 def closers(vocab):
     out = {}
     for name, chars in CLOSERS.items():
-        ids = [i for i in range(vocab.n_tokens) if vocab.token_bytes(i) and set(vocab.token_bytes(i)) <= set(chars)]
+        ids = [
+            i
+            for i in range(vocab.n_tokens)
+            if vocab.token_bytes(i) and set(vocab.token_bytes(i)) <= set(chars)
+        ]
         out[name] = np.array(ids)
     return out
 
@@ -117,7 +124,10 @@ def test_json_sentences_accepted_token_by_token(doc, indexes, tokenizer):
 
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-10**12, 10**12) | st.floats(allow_nan=False, allow_infinity=False)
+    st.none()
+    | st.booleans()
+    | st.integers(-(10**12), 10**12)
+    | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=12),
     lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=8), kids, max_size=4),
     max_leaves=12,
@@ -188,7 +198,9 @@ def test_sql_sentences_accepted(text, indexes, tokenizer, larks):
     assert walk_text(indexes["sql"], tokenizer, text)
 
 
-@pytest.mark.parametrize("text", ["SELECT FROM t", "SELECT a FROM", "SELECT a t", "SELECT a FROM t WHERE", "DELETE FROM t"])
+@pytest.mark.parametrize(
+    "text", ["SELECT FROM t", "SELECT a FROM", "SELECT a t", "SELECT a FROM t WHERE", "DELETE FROM t"]
+)
 def test_invalid_sql_rejected(text, indexes, tokenizer):
     assert not walk_text(indexes["sql"], tokenizer, text)
 

@@ -13,19 +13,19 @@ CASES = {
     "undefined rule": ('start: "a" other\n', r"other.*line 1|line 1.*other"),
     "reduce/reduce": ('start: a | b\na: "x"\nb: "x"\n', r"LALR.*'a' \(line 2\) and 'b' \(line 3\)"),
     "lookbehind": ('start: STR\nSTR: /"(?<!x)a"/\n', r"terminal STR \(line 2\).*lookaround"),
-    "lookahead": ('start: A\nA: /a(?=b)/\n', r"terminal A \(line 2\).*lookaround"),
-    "backreference": ('start: A\nA: /(a)\\1/\n', r"terminal A \(line 2\).*backreference"),
-    "anchor": ('start: A\nA: /^a/\n', r"terminal A \(line 2\).*anchor"),
-    "empty match": ('start: A\nA: /a*/\n', r"terminal A \(line 2\).*empty string"),
-    "first alternative wins": ('start: A+\nA: /a|ab/\n', r"terminal A \(line 2\).*matches 'a', not 'ab'"),
+    "lookahead": ("start: A\nA: /a(?=b)/\n", r"terminal A \(line 2\).*lookaround"),
+    "backreference": ("start: A\nA: /(a)\\1/\n", r"terminal A \(line 2\).*backreference"),
+    "anchor": ("start: A\nA: /^a/\n", r"terminal A \(line 2\).*anchor"),
+    "empty match": ("start: A\nA: /a*/\n", r"terminal A \(line 2\).*empty string"),
+    "first alternative wins": ("start: A+\nA: /a|ab/\n", r"terminal A \(line 2\).*matches 'a', not 'ab'"),
     "shadowed terminal": (
         'start: (A | B | C)+\nA.2: /[a-c]+/\nB: /[a-z]+/\nC: "abc" | "xyz"\n',
         r"terminal C \(line 4\) can never be lexed.*A, B",
     ),
-    "unseparable neighbours": ('start: NAME NAME\nNAME: /[a-z]+/\n', r"NAME .*can follow NAME.*separator"),
+    "unseparable neighbours": ("start: NAME NAME\nNAME: /[a-z]+/\n", r"NAME .*can follow NAME.*separator"),
     "unproductive rule": ('start: "a" | "b" loop\nloop: "c" loop\n', r"rule 'loop' \(line 2\).*finite"),
     "declared terminal": ('start: "a" INDENT\n%declare INDENT\n', r"INDENT.*no pattern"),
-    "ignore overlaps a terminal": ('start: X+\nX: / +x/\n%ignore / +/\n', r"%ignore.*X|X.*%ignore"),
+    "ignore overlaps a terminal": ("start: X+\nX: / +x/\n%ignore / +/\n", r"%ignore.*X|X.*%ignore"),
 }
 
 
@@ -52,7 +52,7 @@ def test_bad_arguments():
 
 def test_lark_common_escaped_string_is_supported():
     # its lookbehind is replaced by an equivalent lookaround-free pattern
-    g = fsm.Grammar('start: ESCAPED_STRING\n%import common.ESCAPED_STRING')
+    g = fsm.Grammar("start: ESCAPED_STRING\n%import common.ESCAPED_STRING")
     m = fsm.compile(g, BYTES, cache=False).matcher()
     for b in b'"a\\"b"':
         m.advance(b)
@@ -74,4 +74,4 @@ def test_big_grammar_lalr_build_is_bounded_in_time():
     assert [t.name for t in g.terminals] == [t.name for t in ref.terminals]
     assert len(g.table.action) == len(ref.table.action)
     with pytest.raises(fsm.GrammarError):  # errors found in the child come back as GrammarError
-        load_lark_bounded(text.replace('r400: "end"', 'r400: undefined_rule'), seconds=120)
+        load_lark_bounded(text.replace('r400: "end"', "r400: undefined_rule"), seconds=120)

@@ -34,8 +34,33 @@ GRAMMARS = {
         %import common.WS
         %ignore WS
         """,
-        ["let", "print", "if", "then", "x", "letter", "iffy", "_1", "=", ";", "+", "(", ")", " ", "\n", "12",
-         "1.5", "e3", '"', '\\"', "a b", '"s"', "let x = 1;", 'print "hi";', "print a+b;"],
+        [
+            "let",
+            "print",
+            "if",
+            "then",
+            "x",
+            "letter",
+            "iffy",
+            "_1",
+            "=",
+            ";",
+            "+",
+            "(",
+            ")",
+            " ",
+            "\n",
+            "12",
+            "1.5",
+            "e3",
+            '"',
+            '\\"',
+            "a b",
+            '"s"',
+            "let x = 1;",
+            'print "hi";',
+            "print a+b;",
+        ],
         True,
     ),
     # where NAME and a keyword may both come, lark re-types a NAME that spells the keyword
@@ -125,10 +150,62 @@ GRAMMARS = {
         ["a", "1", "x", "é", "9x", " ", "+", "!", "\x1c", "ab1", "_"],
         False,
     ),
-    "json": (grammars.load("json"), ['{', '}', '[', ']', ',', ':', '"a"', '"', 'a', '\\', 'u', '00e9', 'é', '1',
-                                     '0', '-', '.', 'e', '+', 'true', 'tru', 'null', ' ', '\n', '12'], True),
-    "arithmetic": (grammars.load("arithmetic"), ['1', '2.5', '.5', 'e3', 'x', 'sin', '(', ')', ',', '+', '-', '*',
-                                                 '/', '^', ' ', 'E', '_a1', '1.', 'e'], True),
+    "json": (
+        grammars.load("json"),
+        [
+            "{",
+            "}",
+            "[",
+            "]",
+            ",",
+            ":",
+            '"a"',
+            '"',
+            "a",
+            "\\",
+            "u",
+            "00e9",
+            "é",
+            "1",
+            "0",
+            "-",
+            ".",
+            "e",
+            "+",
+            "true",
+            "tru",
+            "null",
+            " ",
+            "\n",
+            "12",
+        ],
+        True,
+    ),
+    "arithmetic": (
+        grammars.load("arithmetic"),
+        [
+            "1",
+            "2.5",
+            ".5",
+            "e3",
+            "x",
+            "sin",
+            "(",
+            ")",
+            ",",
+            "+",
+            "-",
+            "*",
+            "/",
+            "^",
+            " ",
+            "E",
+            "_a1",
+            "1.",
+            "e",
+        ],
+        True,
+    ),
 }
 
 
@@ -138,7 +215,7 @@ SENTENCES = {
     "reserved": ["a end", "a ending end", "b a end"],
     "priorities": ["abc", "xyz ab", "abcd a"],
     "comments": ["a, /* x */ b", "[a, [1, -2.5]] // c", "x /**/ , y"],
-    "csv": ['a,b\n', '"x,""y""",\n,\n'],
+    "csv": ["a,b\n", '"x,""y""",\n,\n'],
     "operators": ["select a", "SELECT a <= b <> c", "selectx < y"],
     "contextual": ["i12", "n1.5", '{"name":"abc"}'],
     "unicode": ["cafe + 12x", "a_1 ! b"],
@@ -150,8 +227,13 @@ SENTENCES = {
 @pytest.fixture(scope="module")
 def compiled():
     # a large %ignore budget: these tests compare lexing, the budget has its own test
-    return {name: (fsm.compile(fsm.Grammar(text, max_ignore=512), BYTES, cache=False), lark.Lark(text, parser="lalr"))
-            for name, (text, _, _) in GRAMMARS.items()}
+    return {
+        name: (
+            fsm.compile(fsm.Grammar(text, max_ignore=512), BYTES, cache=False),
+            lark.Lark(text, parser="lalr"),
+        )
+        for name, (text, _, _) in GRAMMARS.items()
+    }
 
 
 def matcher_accepts(index, data: bytes) -> bool:
@@ -217,7 +299,11 @@ def test_lark_contextual_splits_are_followed(compiled):
     assert not lark_accepts(parser, "a end b end") and not matcher_accepts(index, b"a end b end")
     # INT and NUMBER overlap but are never allowed together
     index, _ = compiled["contextual"]
-    assert matcher_accepts(index, b"i12") and matcher_accepts(index, b"n1.5") and not matcher_accepts(index, b"i1.5")
+    assert (
+        matcher_accepts(index, b"i12")
+        and matcher_accepts(index, b"n1.5")
+        and not matcher_accepts(index, b"i1.5")
+    )
     assert matcher_accepts(index, b'{"name":"abc"}') and not matcher_accepts(index, b'{"nam":"abc"}')
 
 

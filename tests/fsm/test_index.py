@@ -33,7 +33,11 @@ def brute_force_row(dfa, vocab, state):
 
 small_vocab = st.lists(
     st.lists(st.sampled_from(ALPHABET), min_size=1, max_size=4).map(b"".join), min_size=3, max_size=40
-).map(lambda toks: fsm.Vocabulary(list(ALPHABET) + toks + [None, b""], eos_token_ids=[len(ALPHABET) + len(toks)]))
+).map(
+    lambda toks: fsm.Vocabulary(
+        list(ALPHABET) + toks + [None, b""], eos_token_ids=[len(ALPHABET) + len(toks)]
+    )
+)
 
 PATTERNS = [r"a+b?", r"(ab|c)*-", r"(café|日)+", r"[abc]{2,4}", r"a[^b]c", r"-?(a|b)*c{0,2}"]
 
@@ -52,7 +56,10 @@ def brute_force_index(dfa, vocab):
     if not alive[dfa.initial]:
         return None
     return {
-        s: ([t for t, n in zip(toks, nxt) if n == FINISHED or alive[n]], [n for n in nxt if n == FINISHED or alive[n]])
+        s: (
+            [t for t, n in zip(toks, nxt) if n == FINISHED or alive[n]],
+            [n for n in nxt if n == FINISHED or alive[n]],
+        )
         for s, (toks, nxt) in rows.items()
         if alive[s]
     }
@@ -137,5 +144,7 @@ def test_padded_vocabulary_ids_never_allowed(tokenizer):
 
 def test_index_memory_budget(vocab):
     with pytest.raises(fsm.SpecTooComplex) as info:
-        fsm.compile(fsm.Regex(r"[^\n]{0,40}"), vocab, limits=fsm.Limits(max_index_bytes=100_000), cache=False).build_all()
+        fsm.compile(
+            fsm.Regex(r"[^\n]{0,40}"), vocab, limits=fsm.Limits(max_index_bytes=100_000), cache=False
+        ).build_all()
     assert info.value.budget == "max_index_bytes"

@@ -20,7 +20,10 @@ from fsm.json_schema import JsonSchema
 from .json_helpers import accepts_text, compact, valid_walks, validator
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-10**15, 10**15) | st.floats(allow_nan=False, allow_infinity=False)
+    st.none()
+    | st.booleans()
+    | st.integers(-(10**15), 10**15)
+    | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=10),
     lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=6), kids, max_size=4),
     max_leaves=14,
@@ -54,10 +57,36 @@ def test_other_layouts_are_rejected(value):
     assert not DFAS[2].accepts(json.dumps(value, indent=4).encode())
 
 
-@pytest.mark.parametrize("text", [
-    "[1,]", "[,1]", '{"a"}', '{"a":1,}', '{1:2}', "[", "]", "{", '{"a":1', "tru", "01", "1.", "-", '"\x01"',
-    '"\\x"', "[1 2]", '{"a":1}}', "[]]", "nul", '"a', "[true false]", '{"a":1,"b"}', "", " 1", "1 ",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[1,]",
+        "[,1]",
+        '{"a"}',
+        '{"a":1,}',
+        "{1:2}",
+        "[",
+        "]",
+        "{",
+        '{"a":1',
+        "tru",
+        "01",
+        "1.",
+        "-",
+        '"\x01"',
+        '"\\x"',
+        "[1 2]",
+        '{"a":1}}',
+        "[]]",
+        "nul",
+        '"a',
+        "[true false]",
+        '{"a":1,"b"}',
+        "",
+        " 1",
+        "1 ",
+    ],
+)
 def test_invalid_json_is_rejected(text):
     assert not DFAS[None].accepts(text.encode())
 
@@ -71,7 +100,7 @@ def test_nesting_has_no_depth_cut():
 
 
 def test_pretty_layout_at_a_depth():
-    d = LazyByteDFA(*node_nfa(seq(lit("{\n  \"k\": "), AnyJson(2, 1), lit("\n}")))).as_byte_dfa()
+    d = LazyByteDFA(*node_nfa(seq(lit('{\n  "k": '), AnyJson(2, 1), lit("\n}")))).as_byte_dfa()
     value = {"k": [1, {"x": []}]}
     assert d.accepts(json.dumps(value, indent=2).encode())
     assert not d.accepts(json.dumps({"k": [1]}, indent=4).encode())
@@ -85,8 +114,12 @@ def test_max_string_length_bounds_strings_and_keys():
 
 
 def test_unconstrained_values_compile_lazily_not_to_regex(vocab, tokenizer):
-    s = {"type": "object", "properties": {"id": {"type": "integer"}, "payload": {}}, "required": ["id", "payload"],
-         "additionalProperties": False}
+    s = {
+        "type": "object",
+        "properties": {"id": {"type": "integer"}, "payload": {}},
+        "required": ["id", "payload"],
+        "additionalProperties": False,
+    }
     spec = JsonSchema(s)
     assert spec.is_recursive  # not a regular language
     with pytest.raises(UnsupportedSchema, match="nests without bound"):
@@ -101,8 +134,12 @@ def test_unconstrained_values_compile_lazily_not_to_regex(vocab, tokenizer):
 
 @pytest.mark.parametrize("whitespace", ["compact", "pretty"])
 def test_random_walks_are_valid_documents(vocab, whitespace):
-    s = {"type": "object", "properties": {"name": {"type": "string", "maxLength": 5}}, "required": ["name"],
-         "additionalProperties": True}
+    s = {
+        "type": "object",
+        "properties": {"name": {"type": "string", "maxLength": 5}},
+        "required": ["name"],
+        "additionalProperties": True,
+    }
     index = fsm.compile(JsonSchema(s, whitespace=whitespace), vocab, cache=False)
     texts = valid_walks(index, vocab, validator(s), random.Random(11), 25, max_tokens=80, eos_bias=0.4)
     assert len(texts) >= 5

@@ -19,11 +19,15 @@ from fsm.json_numbers import (
     number_node,
 )
 
-bound = st.one_of(st.none(), st.integers(-10**7, 10**7), st.integers(-60, 60))
+bound = st.one_of(st.none(), st.integers(-(10**7), 10**7), st.integers(-60, 60))
 
 
 @settings(max_examples=60, deadline=None)
-@given(lo=bound, hi=bound, xs=st.lists(st.one_of(st.integers(-10**8, 10**8), st.integers(-70, 70)), max_size=40))
+@given(
+    lo=bound,
+    hi=bound,
+    xs=st.lists(st.one_of(st.integers(-(10**8), 10**8), st.integers(-70, 70)), max_size=40),
+)
 def test_integer_range_is_exact(lo, hi, xs):
     node = integer_range(lo, hi, 9)
     if lo is not None and hi is not None and lo > hi:
@@ -51,12 +55,19 @@ def test_unbounded_side_caps_digit_count():
     assert rx.fullmatch("99999") and not rx.fullmatch("100000")
 
 
-doubles = st.one_of(st.integers(-50, 50), st.floats(-1e3, 1e3, allow_nan=False), st.sampled_from([0.1, -0.3, 2.5, 1e-7]))
+doubles = st.one_of(
+    st.integers(-50, 50), st.floats(-1e3, 1e3, allow_nan=False), st.sampled_from([0.1, -0.3, 2.5, 1e-7])
+)
 
 
 @settings(max_examples=60, deadline=None)
-@given(lo=st.one_of(st.none(), doubles), hi=st.one_of(st.none(), doubles), exl=st.booleans(), exh=st.booleans(),
-       probes=st.lists(st.one_of(st.floats(-1.2e3, 1.2e3, allow_nan=False), st.integers(-60, 60)), max_size=30))
+@given(
+    lo=st.one_of(st.none(), doubles),
+    hi=st.one_of(st.none(), doubles),
+    exl=st.booleans(),
+    exh=st.booleans(),
+    probes=st.lists(st.one_of(st.floats(-1.2e3, 1.2e3, allow_nan=False), st.integers(-60, 60)), max_size=30),
+)
 def test_number_bounds_hold_for_the_parsed_double(lo, hi, exl, exh, probes):
     b = Bounds()
     if lo is not None:
@@ -73,7 +84,9 @@ def test_number_bounds_hold_for_the_parsed_double(lo, hi, exl, exh, probes):
             if "e" in text or "inf" in text or "nan" in text:
                 continue
             value = float(text) if "." in text else int(text)
-            ok = (lo is None or (value > lo if exl else value >= lo)) and (hi is None or (value < hi if exh else value <= hi))
+            ok = (lo is None or (value > lo if exl else value >= lo)) and (
+                hi is None or (value < hi if exh else value <= hi)
+            )
             if rx.fullmatch(text):
                 assert ok, (lo, exl, hi, exh, text)  # soundness: validators compare the parsed double
 
@@ -83,13 +96,24 @@ def test_decimal_bound_admits_the_decimal_that_parses_to_the_bound():
     b.tighten_lower(0.1, False)
     b.tighten_upper(0.7, True)
     rx = re.compile(to_regex(number_node(b, frac_digits=4)), re.ASCII)
-    assert rx.fullmatch("0.1") and rx.fullmatch("0.6999") and not rx.fullmatch("0.7") and not rx.fullmatch("0.0999")
+    assert (
+        rx.fullmatch("0.1")
+        and rx.fullmatch("0.6999")
+        and not rx.fullmatch("0.7")
+        and not rx.fullmatch("0.0999")
+    )
 
 
 def test_decimal_range_fraction_digits_pad_with_zeros():
     rx = re.compile(to_regex(decimal_range(Fraction(1, 4), Fraction(1, 2), frac_digits=3)), re.ASCII)
     assert [bool(rx.fullmatch(s)) for s in ("0.25", "0.250", "0.5", "0.50", "0.2", "0.501")] == [
-        True, True, True, True, False, False]
+        True,
+        True,
+        True,
+        True,
+        False,
+        False,
+    ]
 
 
 def test_multiple_of_with_range_is_exact():

@@ -18,9 +18,25 @@ from fsm.json_pattern import pattern_node
 from .json_helpers import sample_char_dfa
 
 PATTERNS = [
-    r"^[a-z]+$", r"abc", r"^\d{3}-\d{4}$", r"^(\([0-9]{3}\))?[0-9]{3}-[0-9]{4}$", r"^[A-Z][a-z0-9A-Z]*$|^$",
-    r"^\S+@\S+\.\S+$", r"[^\s]", r"^\w+(\s\w+)*$", r"^(?:\S+\s+){0,3}\S+$", r"^[^\"\\]*$", r"\.",
-    r"^(?i:ab)c$", r"^[\u00e9-\u00ff]{2}$", r"^[^a-z]{1,3}$", r"\D\W", r"x{2,}y?", r"^.$", r"^\p", r"^é.$",
+    r"^[a-z]+$",
+    r"abc",
+    r"^\d{3}-\d{4}$",
+    r"^(\([0-9]{3}\))?[0-9]{3}-[0-9]{4}$",
+    r"^[A-Z][a-z0-9A-Z]*$|^$",
+    r"^\S+@\S+\.\S+$",
+    r"[^\s]",
+    r"^\w+(\s\w+)*$",
+    r"^(?:\S+\s+){0,3}\S+$",
+    r"^[^\"\\]*$",
+    r"\.",
+    r"^(?i:ab)c$",
+    r"^[\u00e9-\u00ff]{2}$",
+    r"^[^a-z]{1,3}$",
+    r"\D\W",
+    r"x{2,}y?",
+    r"^.$",
+    r"^\p",
+    r"^é.$",
 ]
 
 
@@ -54,10 +70,18 @@ def test_anchors_and_search_semantics():
     assert alts.accepts("a") and alts.accepts("xb") and not alts.accepts("ax")
 
 
-@pytest.mark.parametrize("pattern,what", [
-    (r"(a)\1", "backreference"), (r"a(?=b)", "lookaround"), (r"\bword", "anchor"), (r"a^b", "anchor"),
-    (r"(?m)^a$", "(?m)"), (r"[", "parse"), (r"\p{L}", "parse"),
-])
+@pytest.mark.parametrize(
+    "pattern,what",
+    [
+        (r"(a)\1", "backreference"),
+        (r"a(?=b)", "lookaround"),
+        (r"\bword", "anchor"),
+        (r"a^b", "anchor"),
+        (r"(?m)^a$", "(?m)"),
+        (r"[", "parse"),
+        (r"\p{L}", "parse"),
+    ],
+)
 def test_unsupported_constructs_raise(pattern, what):
     with pytest.raises(UnsupportedSchema) as err:
         pattern_node(pattern)
@@ -98,8 +122,14 @@ def test_format_examples():
     assert ok("date-time", "2024-01-01T12:00:00Z") and not ok("date-time", "2024-01-01T12:00:00")
     assert ok("ipv4", "192.168.0.1") and not ok("ipv4", "256.1.1.1") and not ok("ipv4", "01.1.1.1")
     assert ok("ipv6", "::1") and ok("ipv6", "2001:db8::8a2e:370:7334") and not ok("ipv6", "1::2::3")
-    assert ok("uuid", "123e4567-e89b-12d3-a456-426614174000") and not ok("uuid", "123e4567e89b12d3a456426614174000")
+    assert ok("uuid", "123e4567-e89b-12d3-a456-426614174000") and not ok(
+        "uuid", "123e4567e89b12d3a456426614174000"
+    )
     assert ok("email", "a.b@example.com") and not ok("email", "a@")
-    assert ok("duration", "P1Y2M3DT4H5M6S") and ok("duration", "P2W") and not ok("duration", "P") and not ok(
-        "duration", "PT")
+    assert (
+        ok("duration", "P1Y2M3DT4H5M6S")
+        and ok("duration", "P2W")
+        and not ok("duration", "P")
+        and not ok("duration", "PT")
+    )
     assert format_node("int32") is None  # annotations only

@@ -18,8 +18,10 @@ from fsm.json_schema import JsonSchema
 from .json_helpers import accepts_text, compact, valid_walks, validator
 
 # balanced brackets with a leaf: v := "0" | "[" v ("," v)* "]"
-BRACKETS = {"v": alt(lit("0"), seq(lit("["), Ref("v"), Ref("more"), lit("]"))),
-            "more": alt(lit(""), seq(lit(","), Ref("v"), Ref("more")))}
+BRACKETS = {
+    "v": alt(lit("0"), seq(lit("["), Ref("v"), Ref("more"), lit("]"))),
+    "more": alt(lit(""), seq(lit(","), Ref("v"), Ref("more"))),
+}
 
 
 def nested(depth: int, width: int) -> str:
@@ -55,10 +57,15 @@ def test_left_recursion_is_refused():
         pushdown_dfa(Ref("a"), {"a": alt(lit("x"), seq(Ref("a"), lit("y")))})
 
 
-TREE = {"type": "object", "properties": {
-    "name": {"type": "string", "maxLength": 4},
-    "kids": {"type": "array", "items": {"$ref": "#"}, "maxItems": 3}},
-    "required": ["name"], "additionalProperties": False}
+TREE = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "maxLength": 4},
+        "kids": {"type": "array", "items": {"$ref": "#"}, "maxItems": 3},
+    },
+    "required": ["name"],
+    "additionalProperties": False,
+}
 
 
 def test_recursive_schema_compiles_to_the_lazy_pushdown_index(vocab, tokenizer):
@@ -74,12 +81,30 @@ def test_recursive_schema_compiles_to_the_lazy_pushdown_index(vocab, tokenizer):
 
 
 def test_random_walks_of_a_recursive_schema_validate(vocab):
-    schema = {"$defs": {"expr": {"anyOf": [
-        {"type": "integer", "minimum": 0, "maximum": 99},
-        {"type": "object", "properties": {"op": {"enum": ["+", "*"]}, "args": {
-            "type": "array", "items": {"$ref": "#/$defs/expr"}, "minItems": 2, "maxItems": 2}},
-         "required": ["op", "args"], "additionalProperties": False}]}},
-        "$ref": "#/$defs/expr"}
+    schema = {
+        "$defs": {
+            "expr": {
+                "anyOf": [
+                    {"type": "integer", "minimum": 0, "maximum": 99},
+                    {
+                        "type": "object",
+                        "properties": {
+                            "op": {"enum": ["+", "*"]},
+                            "args": {
+                                "type": "array",
+                                "items": {"$ref": "#/$defs/expr"},
+                                "minItems": 2,
+                                "maxItems": 2,
+                            },
+                        },
+                        "required": ["op", "args"],
+                        "additionalProperties": False,
+                    },
+                ]
+            }
+        },
+        "$ref": "#/$defs/expr",
+    }
     index = fsm.compile(JsonSchema(schema), vocab, cache=False)
     assert len(valid_walks(index, vocab, validator(schema), random.Random(7), 30, max_tokens=120)) >= 10
 
@@ -87,12 +112,29 @@ def test_random_walks_of_a_recursive_schema_validate(vocab):
 def test_ambiguous_alternatives_need_no_lalr(vocab, tokenizer):
     """Two recursive branches that share a long prefix: an LALR grammar cannot tell them apart in
     time, the pushdown automaton keeps both configurations until a character decides."""
-    schema = {"$defs": {"node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/node"}},
-                                 "additionalProperties": False}},
-              "anyOf": [{"type": "object", "properties": {"a": {"$ref": "#/$defs/node"}, "x": {"const": 1}},
-                         "required": ["a", "x"], "additionalProperties": False},
-                        {"type": "object", "properties": {"a": {"$ref": "#/$defs/node"}, "y": {"const": 2}},
-                         "required": ["a", "y"], "additionalProperties": False}]}
+    schema = {
+        "$defs": {
+            "node": {
+                "type": "object",
+                "properties": {"next": {"$ref": "#/$defs/node"}},
+                "additionalProperties": False,
+            }
+        },
+        "anyOf": [
+            {
+                "type": "object",
+                "properties": {"a": {"$ref": "#/$defs/node"}, "x": {"const": 1}},
+                "required": ["a", "x"],
+                "additionalProperties": False,
+            },
+            {
+                "type": "object",
+                "properties": {"a": {"$ref": "#/$defs/node"}, "y": {"const": 2}},
+                "required": ["a", "y"],
+                "additionalProperties": False,
+            },
+        ],
+    }
     index = fsm.compile(JsonSchema(schema), vocab, cache=False)
     assert accepts_text(index, tokenizer, compact({"a": {"next": {"next": {}}}, "x": 1}))
     assert accepts_text(index, tokenizer, compact({"a": {"next": {}}, "y": 2}))
@@ -103,14 +145,23 @@ def test_recursive_refs_beside_redundant_siblings(vocab, tokenizer):
     """A recursive $ref stays a rule call when its siblings add nothing: a ``type`` the target
     generates anyway, or the same subschema reached twice (``properties`` and a matching
     ``patternProperties``); ``not: {}`` forbids a property."""
-    person = {"type": "object", "properties": {"name": {"type": "string", "maxLength": 3},
-                                               "friends": {"$ref": "#/$defs/list"},
-                                               "secret": {"not": {}}},
-              "additionalProperties": False}
+    person = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "maxLength": 3},
+            "friends": {"$ref": "#/$defs/list"},
+            "secret": {"not": {}},
+        },
+        "additionalProperties": False,
+    }
     items = {"type": "array", "items": {"anyOf": [{"$ref": "#/$defs/person"}], "type": "object"}}
-    schema = {"$defs": {"person": person, "list": items},
-              "type": "object", "properties": {"by": items}, "patternProperties": {"^b": items},
-              "additionalProperties": False}
+    schema = {
+        "$defs": {"person": person, "list": items},
+        "type": "object",
+        "properties": {"by": items},
+        "patternProperties": {"^b": items},
+        "additionalProperties": False,
+    }
     index = fsm.compile(JsonSchema(schema), vocab, cache=False)
     v = validator(schema)
     good = {"by": [{"name": "a", "friends": [{"name": "b", "friends": []}]}]}

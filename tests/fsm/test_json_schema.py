@@ -33,18 +33,48 @@ def acc(schema, *docs, **opts):
 
 
 def test_properties_in_declared_order_optional_omittable_required_present():
-    s = {"type": "object", "properties": {"reasoning": {"type": "string"}, "answer": {"type": "integer"},
-                                           "note": {"type": "string"}}, "required": ["answer"]}
-    assert acc(s, {"reasoning": "r", "answer": 1}, {"answer": 1}, {"answer": 1, "note": "n"},
-               {"reasoning": "r", "answer": 1, "note": ""}) == [True] * 4
-    assert acc(s, {"answer": 1, "reasoning": "r"}, {"reasoning": "r"}, {}, raw('{"answer":1,}'), raw('{,"answer":1}')) == [
-        False] * 5
+    s = {
+        "type": "object",
+        "properties": {
+            "reasoning": {"type": "string"},
+            "answer": {"type": "integer"},
+            "note": {"type": "string"},
+        },
+        "required": ["answer"],
+    }
+    assert (
+        acc(
+            s,
+            {"reasoning": "r", "answer": 1},
+            {"answer": 1},
+            {"answer": 1, "note": "n"},
+            {"reasoning": "r", "answer": 1, "note": ""},
+        )
+        == [True] * 4
+    )
+    assert (
+        acc(
+            s,
+            {"answer": 1, "reasoning": "r"},
+            {"reasoning": "r"},
+            {},
+            raw('{"answer":1,}'),
+            raw('{,"answer":1}'),
+        )
+        == [False] * 5
+    )
 
 
 def test_all_optional_properties_and_separators():
     s = {"type": "object", "properties": {k: {"type": "boolean"} for k in "abcd"}}
-    assert acc(s, {}, {"a": True}, {"b": False, "d": True}, {"a": True, "b": True, "c": True, "d": True}) == [True] * 4
-    assert acc(s, raw('{,}'), raw('{"a":true,}'), raw('{"b":true"c":true}'), {"d": True, "a": True}) == [False] * 4
+    assert (
+        acc(s, {}, {"a": True}, {"b": False, "d": True}, {"a": True, "b": True, "c": True, "d": True})
+        == [True] * 4
+    )
+    assert (
+        acc(s, raw("{,}"), raw('{"a":true,}'), raw('{"b":true"c":true}'), {"d": True, "a": True})
+        == [False] * 4
+    )
 
 
 def test_additional_properties_policy():
@@ -68,14 +98,22 @@ def test_pattern_properties_and_property_names():
 
 
 def test_min_max_properties():
-    s = {"type": "object", "properties": {k: {"const": 1} for k in "abc"}, "minProperties": 2, "maxProperties": 2}
+    s = {
+        "type": "object",
+        "properties": {k: {"const": 1} for k in "abc"},
+        "minProperties": 2,
+        "maxProperties": 2,
+    }
     assert acc(s, {"a": 1, "b": 1}, {"a": 1, "c": 1}) == [True, True]
     assert acc(s, {"a": 1}, {"a": 1, "b": 1, "c": 1}) == [False, False]
 
 
 def test_dependent_required_and_schemas():
-    s = {"type": "object", "properties": {"card": {"type": "string"}, "billing": {"type": "string"}},
-         "dependentRequired": {"card": ["billing"]}}
+    s = {
+        "type": "object",
+        "properties": {"card": {"type": "string"}, "billing": {"type": "string"}},
+        "dependentRequired": {"card": ["billing"]},
+    }
     assert acc(s, {}, {"billing": "b"}, {"card": "c", "billing": "b"}) == [True] * 3
     assert acc(s, {"card": "c"}) == [False]
 
@@ -84,18 +122,31 @@ def test_dependent_required_and_schemas():
 
 
 def test_arrays_items_prefix_items_and_counts():
-    s = {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}], "items": {"type": "boolean"},
-         "minItems": 1, "maxItems": 3}
+    s = {
+        "type": "array",
+        "prefixItems": [{"type": "integer"}, {"type": "string"}],
+        "items": {"type": "boolean"},
+        "minItems": 1,
+        "maxItems": 3,
+    }
     assert acc(s, [1], [1, "a"], [1, "a", True]) == [True] * 3
     assert acc(s, [], [1, "a", True, False], ["a"], [1, 2]) == [False] * 4
-    old = {"$schema": "http://json-schema.org/draft-07/schema#", "type": "array",
-           "items": [{"type": "integer"}], "additionalItems": False}
+    old = {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "type": "array",
+        "items": [{"type": "integer"}],
+        "additionalItems": False,
+    }
     assert acc(old, [1], [1, 2]) == [True, False]
 
 
 def test_contains_and_unique_items_on_finite_sets():
-    s = {"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": 9}, "contains": {"const": 7},
-         "maxItems": 4}
+    s = {
+        "type": "array",
+        "items": {"type": "integer", "minimum": 0, "maximum": 9},
+        "contains": {"const": 7},
+        "maxItems": 4,
+    }
     assert acc(s, [7], [1, 7, 2], [7, 7]) == [True] * 3
     assert acc(s, [], [1, 2]) == [False, False]
     u = {"type": "array", "items": {"enum": ["a", "b", "c"]}, "uniqueItems": True}
@@ -112,7 +163,9 @@ def test_contains_and_unique_items_on_finite_sets():
 def test_strings_escapes_unicode_and_lengths():
     s = {"type": "string", "minLength": 2, "maxLength": 3}
     assert acc(s, "ab", "é€😀", raw('"\\n\\u0041"'), raw('"\\"\\\\"')) == [True] * 4
-    assert acc(s, "a", "abcd", raw('"a\nb"'), raw('"\\ud83d\\ude00"')) == [False] * 4  # raw control char; surrogates
+    assert (
+        acc(s, "a", "abcd", raw('"a\nb"'), raw('"\\ud83d\\ude00"')) == [False] * 4
+    )  # raw control char; surrogates
     assert acc({"type": "string"}, raw('"\\u00e9\\/\\b"'), raw('"\\x"')) == [True, False]
 
 
@@ -129,14 +182,17 @@ def test_pattern_and_format_with_length():
     assert acc(d, "2024-02-29", "2023-02-29") == [True, False]
 
 
-@pytest.mark.parametrize("schema", [
-    {"type": "string", "maxLength": 10000},
-    {"type": "string", "minLength": 30, "maxLength": 40},
-    {"type": "string", "format": "uri", "maxLength": 255},
-    {"type": "string", "format": "email", "minLength": 30, "maxLength": 60},
-    {"type": "string", "pattern": "^[a-z]+(-[a-z]+)*$", "minLength": 25, "maxLength": 64},
-    {"type": "array", "items": {"type": "boolean"}, "maxItems": 60},
-])
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "string", "maxLength": 10000},
+        {"type": "string", "minLength": 30, "maxLength": 40},
+        {"type": "string", "format": "uri", "maxLength": 255},
+        {"type": "string", "format": "email", "minLength": 30, "maxLength": 60},
+        {"type": "string", "pattern": "^[a-z]+(-[a-z]+)*$", "minLength": 25, "maxLength": 64},
+        {"type": "array", "items": {"type": "boolean"}, "maxItems": 60},
+    ],
+)
 def test_long_counts_are_exact_without_expanding_them(schema, vocab):
     """Long maxLength/maxItems compile as lazy counter and product blocks: exact at the bounds."""
     from fsm.json_automaton import node_nfa
@@ -150,8 +206,13 @@ def test_long_counts_are_exact_without_expanding_them(schema, vocab):
     if schema["type"] == "array":
         make = lambda n: compact([True] * n)  # noqa: E731
     elif "format" in schema:
-        make = lambda n: compact("a" * (n - 8) + "@b.co.uk") if schema["format"] == "email" else compact(  # noqa: E731
-            "http://x/" + "a" * (n - 9))
+        make = lambda n: (
+            compact("a" * (n - 8) + "@b.co.uk")
+            if schema["format"] == "email"
+            else compact(  # noqa: E731
+                "http://x/" + "a" * (n - 9)
+            )
+        )
     elif "pattern" in schema:
         make = lambda n: compact("ab-" + "c" * (n - 3))  # noqa: E731
     else:
@@ -176,8 +237,12 @@ def test_integers_numbers_bounds_and_multiple_of():
     n = {"type": "number", "exclusiveMinimum": 0, "maximum": 1.5}
     assert acc(n, 1, 1.5, 0.001, raw("0.5")) == [True] * 4
     assert acc(n, 0, 1.51, -1, raw("1e0")) == [False] * 4
-    draft4 = {"$schema": "http://json-schema.org/draft-04/schema#", "type": "integer", "minimum": 5,
-              "exclusiveMinimum": True}
+    draft4 = {
+        "$schema": "http://json-schema.org/draft-04/schema#",
+        "type": "integer",
+        "minimum": 5,
+        "exclusiveMinimum": True,
+    }
     assert acc(draft4, 5, 6) == [False, True]
     assert acc({"type": "number"}, raw("-1.5e+10"), raw("0"), raw("01")) == [True, True, False]
 
@@ -195,8 +260,12 @@ def test_enum_const_filtered_by_the_rest_of_the_schema():
 def test_any_of_all_of_merge_and_type_lists():
     s = {"anyOf": [{"type": "string", "maxLength": 1}, {"type": "integer", "minimum": 5}]}
     assert acc(s, "a", 5) == [True, True] and acc(s, "ab", 4) == [False, False]
-    merged = {"allOf": [{"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]},
-                        {"properties": {"a": {"minimum": 3}, "b": {"type": "string"}}}]}
+    merged = {
+        "allOf": [
+            {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]},
+            {"properties": {"a": {"minimum": 3}, "b": {"type": "string"}}},
+        ]
+    }
     assert acc(merged, {"a": 3}, {"a": 3, "b": "x"}) == [True, True]
     assert acc(merged, {"a": 2}, {"b": "x"}) == [False, False]
     assert acc({"type": ["string", "null"]}, "x", None, 1) == [True, True, False]
@@ -204,51 +273,110 @@ def test_any_of_all_of_merge_and_type_lists():
 
 
 def test_one_of_exact_when_branches_exclude_each_other():
-    tagged = {"oneOf": [
-        {"type": "object", "properties": {"kind": {"const": "a"}, "x": {"type": "integer"}}, "required": ["kind"]},
-        {"type": "object", "properties": {"kind": {"const": "b"}, "y": {"type": "string"}}, "required": ["kind"]},
-    ]}
+    tagged = {
+        "oneOf": [
+            {
+                "type": "object",
+                "properties": {"kind": {"const": "a"}, "x": {"type": "integer"}},
+                "required": ["kind"],
+            },
+            {
+                "type": "object",
+                "properties": {"kind": {"const": "b"}, "y": {"type": "string"}},
+                "required": ["kind"],
+            },
+        ]
+    }
     assert acc(tagged, {"kind": "a", "x": 1}, {"kind": "b", "y": "s"}) == [True, True]
     overlapping = {"oneOf": [{"type": "integer"}, {"minimum": 2}]}
     with pytest.raises(UnsupportedSchema) as err:
         JsonSchema(overlapping).to_dfa()
     assert err.value.keyword == "oneOf"
     assert acc({"oneOf": [{"type": "integer"}, {"type": "string"}]}, 1, "s") == [True, True]
-    closed = {"oneOf": [{"type": "object", "properties": {"a": {"type": "null"}}, "required": ["a"],
-                         "additionalProperties": False},
-                        {"type": "object", "properties": {"b": {"type": "null"}}, "required": ["b"],
-                         "additionalProperties": False}]}
+    closed = {
+        "oneOf": [
+            {
+                "type": "object",
+                "properties": {"a": {"type": "null"}},
+                "required": ["a"],
+                "additionalProperties": False,
+            },
+            {
+                "type": "object",
+                "properties": {"b": {"type": "null"}},
+                "required": ["b"],
+                "additionalProperties": False,
+            },
+        ]
+    }
     assert acc(closed, {"a": None}, {"b": None}, {}) == [True, True, False]
     assert acc(overlapping, 3, oneof="anyof") == [True]
     # the discriminator is required by the parent schema, its const set in each branch
-    parent = {"type": "object", "properties": {"t": {"type": "string"}}, "required": ["t"], "oneOf": [
-        {"properties": {"t": {"const": "a"}, "x": {"type": "integer"}}},
-        {"properties": {"t": {"const": "b"}, "y": {"type": "integer"}}}]}
-    assert acc(parent, {"t": "a", "x": 1}, {"t": "b", "y": 2}, {"t": "c"}, {"x": 1}) == [True, True, False, False]
+    parent = {
+        "type": "object",
+        "properties": {"t": {"type": "string"}},
+        "required": ["t"],
+        "oneOf": [
+            {"properties": {"t": {"const": "a"}, "x": {"type": "integer"}}},
+            {"properties": {"t": {"const": "b"}, "y": {"type": "integer"}}},
+        ],
+    }
+    assert acc(parent, {"t": "a", "x": 1}, {"t": "b", "y": 2}, {"t": "c"}, {"x": 1}) == [
+        True,
+        True,
+        False,
+        False,
+    ]
     # a closed object never has the property the other branch requires (both directions)
-    closed_vs_required = {"oneOf": [
-        {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"],
-         "additionalProperties": False},
-        {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"], "additionalProperties": False}]}
+    closed_vs_required = {
+        "oneOf": [
+            {
+                "type": "object",
+                "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+                "required": ["a", "b"],
+                "additionalProperties": False,
+            },
+            {
+                "type": "object",
+                "properties": {"a": {"type": "integer"}},
+                "required": ["a"],
+                "additionalProperties": False,
+            },
+        ]
+    }
     assert acc(closed_vs_required, {"a": 1, "b": 2}, {"a": 1}, {"b": 2}) == [True, True, False]
-    open_branch = {"oneOf": [{"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]},
-                             {"type": "object", "properties": {"b": {"type": "integer"}}, "required": ["b"]}]}
+    open_branch = {
+        "oneOf": [
+            {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]},
+            {"type": "object", "properties": {"b": {"type": "integer"}}, "required": ["b"]},
+        ]
+    }
     # {"a": 1, "b": 2} matches both, but no extra key is generated (additionalProperties unspecified)
     assert acc(open_branch, {"a": 1}, {"b": 2}, {"a": 1, "b": 2}) == [True, True, False]
     with pytest.raises(UnsupportedSchema):  # with extras allowed it would be generated
         JsonSchema(open_branch, allow_additional_properties=True).to_dfa()
-    optional = {"type": "object", "properties": {"t": {"type": "string"}}, "oneOf": [
-        {"properties": {"t": {"const": "a"}}}, {"properties": {"t": {"const": "b"}}}]}
+    optional = {
+        "type": "object",
+        "properties": {"t": {"type": "string"}},
+        "oneOf": [{"properties": {"t": {"const": "a"}}}, {"properties": {"t": {"const": "b"}}}],
+    }
     with pytest.raises(UnsupportedSchema):  # {} matches both branches
         JsonSchema(optional).to_dfa()
 
 
 def test_refs_defs_anchors_and_ids():
-    s = {"$defs": {"pos": {"$anchor": "positive", "type": "integer", "minimum": 1}},
-         "type": "object", "properties": {"a": {"$ref": "#/$defs/pos"}, "b": {"$ref": "#positive"}}}
+    s = {
+        "$defs": {"pos": {"$anchor": "positive", "type": "integer", "minimum": 1}},
+        "type": "object",
+        "properties": {"a": {"$ref": "#/$defs/pos"}, "b": {"$ref": "#positive"}},
+    }
     assert acc(s, {"a": 1, "b": 2}, {"a": 0}) == [True, False]
-    legacy = {"$schema": "http://json-schema.org/draft-07/schema#", "definitions": {"s": {"type": "string"}},
-              "properties": {"a": {"$ref": "#/definitions/s", "type": "integer"}}, "type": "object"}
+    legacy = {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "definitions": {"s": {"type": "string"}},
+        "properties": {"a": {"$ref": "#/definitions/s", "type": "integer"}},
+        "type": "object",
+    }
     assert acc(legacy, {"a": "x"}, {"a": 1}) == [True, False]  # draft 7 ignores $ref siblings
     with pytest.raises(UnsupportedSchema) as err:
         JsonSchema({"$ref": "http://example.com/other.json"}).to_dfa()
@@ -256,9 +384,14 @@ def test_refs_defs_anchors_and_ids():
 
 
 def test_recursive_schema_goes_to_the_grammar_engine(vocab):
-    tree = {"type": "object", "properties": {"name": {"type": "string", "maxLength": 3},
-                                             "kids": {"type": "array", "items": {"$ref": "#"}, "maxItems": 2}},
-            "required": ["name"]}
+    tree = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "maxLength": 3},
+            "kids": {"type": "array", "items": {"$ref": "#"}, "maxItems": 2},
+        },
+        "required": ["name"],
+    }
     spec = JsonSchema(tree)
     assert spec.is_recursive
     with pytest.raises(UnsupportedSchema):
@@ -275,10 +408,23 @@ def test_recursive_schema_goes_to_the_grammar_engine(vocab):
 
 def test_recursive_ref_inside_any_of_branches(vocab, tokenizer):
     """A pure $ref branch of an anyOf recurses as a rule even though the parent has other keywords."""
-    node = {"$defs": {"node": {"type": "object", "properties": {
-        "kids": {"type": "array", "items": {"anyOf": [{"$ref": "#/$defs/node"}, {"type": "string", "maxLength": 2}]},
-                 "description": "children"}},
-        "required": ["kids"], "additionalProperties": False}}, "$ref": "#/$defs/node"}
+    node = {
+        "$defs": {
+            "node": {
+                "type": "object",
+                "properties": {
+                    "kids": {
+                        "type": "array",
+                        "items": {"anyOf": [{"$ref": "#/$defs/node"}, {"type": "string", "maxLength": 2}]},
+                        "description": "children",
+                    }
+                },
+                "required": ["kids"],
+                "additionalProperties": False,
+            }
+        },
+        "$ref": "#/$defs/node",
+    }
     index = fsm.compile(JsonSchema(node), vocab, cache=False)
     from .json_helpers import accepts_text
 
@@ -306,7 +452,9 @@ def test_unconstrained_values_need_the_grammar_or_an_explicit_depth():
 
 def test_unsupported_keywords_name_keyword_and_pointer():
     with pytest.raises(UnsupportedSchema) as err:
-        JsonSchema({"type": "object", "properties": {"a": {"type": "string", "not": {"format": "email"}}}}).to_dfa()
+        JsonSchema(
+            {"type": "object", "properties": {"a": {"type": "string", "not": {"format": "email"}}}}
+        ).to_dfa()
     assert err.value.keyword == "not" and err.value.pointer == "/properties/a/not"
     with pytest.raises(UnsupportedSchema) as err:
         JsonSchema({"if": {"type": "string"}, "then": {"maxLength": 1}, "type": "string"}).to_dfa()
@@ -333,14 +481,19 @@ NOT_CASES = [
     ({"type": "string", "not": {"pattern": "^a"}}, ["b", "a", "", "ba", 1]),
     ({"type": ["string", "integer"], "not": {"type": "string", "maxLength": 2}}, ["abc", "ab", 5, ""]),
     ({"type": ["string", "null"], "not": {"pattern": "x"}}, ["ab", "axb", None]),
-    ({"type": "string", "pattern": "^p-[a-z0-9]+$", "not": {"pattern": ".{6,}(?:ab|cd)"}},
-     ["p-x1", "p-xyzab", "p-ab", "p-xyzcd1"]),
+    (
+        {"type": "string", "pattern": "^p-[a-z0-9]+$", "not": {"pattern": ".{6,}(?:ab|cd)"}},
+        ["p-x1", "p-xyzab", "p-ab", "p-xyzcd1"],
+    ),
     ({"type": "string", "not": {"not": {"minLength": 2}}}, ["a", "ab"]),
     ({"type": "string", "not": {"anyOf": [{"minLength": 4}, {"pattern": "z"}]}}, ["abc", "abcd", "az", ""]),
     ({"type": "string", "not": {"$ref": "#/$defs/short"}, "$defs": {"short": {"maxLength": 1}}}, ["a", "ab"]),
     ({**OBJ_AB, "not": {"required": ["a", "b"]}}, [{"a": 1}, {"a": 1, "b": 2}, {}]),
     ({**OBJ_AB, "not": {"anyOf": [{"required": ["a"]}, {"required": ["b"]}]}}, [{"a": 1}, {}, {"b": 1}]),
-    ({**OBJ_AB, "not": {"allOf": [{"required": ["a"]}, {"required": ["b"]}]}}, [{"a": 1}, {"a": 1, "b": 2}, {}]),
+    (
+        {**OBJ_AB, "not": {"allOf": [{"required": ["a"]}, {"required": ["b"]}]}},
+        [{"a": 1}, {"a": 1, "b": 2}, {}],
+    ),
 ]
 
 
@@ -352,10 +505,19 @@ def test_not_of_required_string_keywords_and_combinations_is_exact(schema, value
     assert [dfa.accepts(compact(x).encode()) for x in values] == [v.is_valid(x) for x in values]
 
 
-@pytest.mark.parametrize("bad", [
-    "{not json", 42, {"type": "strin"}, {"properties": []}, {"minLength": -1, "type": "string"},
-    {"$ref": "#/nowhere"}, {"enum": []}, {"type": "integer", "minimum": 3, "maximum": 2},
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "{not json",
+        42,
+        {"type": "strin"},
+        {"properties": []},
+        {"minLength": -1, "type": "string"},
+        {"$ref": "#/nowhere"},
+        {"enum": []},
+        {"type": "integer", "minimum": 3, "maximum": 2},
+    ],
+)
 def test_bad_schemas_raise_spec_errors(bad):
     with pytest.raises(SpecError):
         JsonSchema(bad).to_dfa()
@@ -369,8 +531,13 @@ def test_budget_overflow_is_schema_too_complex():
 
 
 def test_whitespace_pretty_is_json_dumps_indent():
-    s = {"type": "object", "properties": {"a": {"type": "array", "items": {"type": "integer"}},
-                                          "b": {"type": "object", "properties": {"c": {"type": "null"}}}}}
+    s = {
+        "type": "object",
+        "properties": {
+            "a": {"type": "array", "items": {"type": "integer"}},
+            "b": {"type": "object", "properties": {"c": {"type": "null"}}},
+        },
+    }
     dfa = JsonSchema(s, whitespace="pretty").to_dfa()
     for doc in ({"a": [1, 2], "b": {"c": None}}, {"a": [], "b": {}}, {}):
         assert dfa.accepts(json.dumps(doc, indent=2).encode()), doc
@@ -386,13 +553,26 @@ def test_fingerprint_covers_schema_and_options():
 
 
 def test_to_regex_agrees_with_the_automaton():
-    s = {"type": "object", "properties": {"id": {"type": "integer", "minimum": 1, "maximum": 999},
-                                          "tags": {"type": "array", "items": {"enum": ["x", "y"]}, "maxItems": 2},
-                                          "name": {"type": "string", "pattern": "^[A-Z]"}}, "required": ["id"]}
+    s = {
+        "type": "object",
+        "properties": {
+            "id": {"type": "integer", "minimum": 1, "maximum": 999},
+            "tags": {"type": "array", "items": {"enum": ["x", "y"]}, "maxItems": 2},
+            "name": {"type": "string", "pattern": "^[A-Z]"},
+        },
+        "required": ["id"],
+    }
     spec = JsonSchema(s)
     rx, dfa = re.compile(spec.to_regex()), spec.to_dfa()
-    docs = ['{"id":1}', '{"id":999,"tags":["x","y"]}', '{"id":0}', '{"id":5,"name":"Ab"}', '{"id":5,"name":"ab"}',
-            '{"tags":[]}', '{"id":12,"tags":["x","x","y"]}']
+    docs = [
+        '{"id":1}',
+        '{"id":999,"tags":["x","y"]}',
+        '{"id":0}',
+        '{"id":5,"name":"Ab"}',
+        '{"id":5,"name":"ab"}',
+        '{"tags":[]}',
+        '{"id":12,"tags":["x","x","y"]}',
+    ]
     for d in docs:
         assert bool(rx.fullmatch(d)) == dfa.accepts(d.encode()), d
 
@@ -426,10 +606,24 @@ class Person(BaseModel):
 def test_pydantic_model_keeps_field_order_and_validates(vocab):
     spec = JsonSchema(Person)
     dfa = spec.to_dfa()
-    doc = {"reasoning": "r", "name": "Ada", "age": 36, "email": None, "color": "red", "kind": "a",
-           "tags": ["x"], "scores": {"m": 1.5}, "address": {"street": "S", "zip": "12345"}, "either": "e"}
+    doc = {
+        "reasoning": "r",
+        "name": "Ada",
+        "age": 36,
+        "email": None,
+        "color": "red",
+        "kind": "a",
+        "tags": ["x"],
+        "scores": {"m": 1.5},
+        "address": {"street": "S", "zip": "12345"},
+        "either": "e",
+    }
     assert dfa.accepts(compact(doc).encode())
-    swapped = {"name": "Ada", "reasoning": "r", **{k: v for k, v in doc.items() if k not in ("name", "reasoning")}}
+    swapped = {
+        "name": "Ada",
+        "reasoning": "r",
+        **{k: v for k, v in doc.items() if k not in ("name", "reasoning")},
+    }
     assert not dfa.accepts(compact(swapped).encode())
     index = fsm.compile(spec, vocab, cache=False)
     rnd = random.Random(1)
@@ -443,8 +637,10 @@ def test_matcher_masks_with_the_real_vocabulary(vocab, tokenizer):
     spec = JsonSchema({"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]})
     m = fsm.compile(spec, vocab, cache=False).matcher()
     allowed = m.allowed_token_ids()
-    assert all(vocab.token_bytes(int(t)).startswith(b"{") or b"{".startswith(vocab.token_bytes(int(t)))
-               for t in allowed)
+    assert all(
+        vocab.token_bytes(int(t)).startswith(b"{") or b"{".startswith(vocab.token_bytes(int(t)))
+        for t in allowed
+    )
     for t in tokenizer.encode('{"ok":true}', add_special_tokens=False):
         m.advance(t)
     assert m.is_accepting() and set(m.allowed_token_ids().tolist()) == set(vocab.eos_token_ids)
@@ -453,8 +649,12 @@ def test_matcher_masks_with_the_real_vocabulary(vocab, tokenizer):
 def test_any_value_through_the_grammar_engine(vocab, tokenizer):
     from .json_helpers import accepts_text
 
-    s = {"type": "object", "properties": {"id": {"type": "integer"}, "payload": {}}, "required": ["id", "payload"],
-         "additionalProperties": False}
+    s = {
+        "type": "object",
+        "properties": {"id": {"type": "integer"}, "payload": {}},
+        "required": ["id", "payload"],
+        "additionalProperties": False,
+    }
     spec = JsonSchema(s)
     assert spec.is_recursive and "json_value" in spec.to_grammar()
     index = fsm.compile(spec, vocab, cache=False)
@@ -472,9 +672,20 @@ def test_any_value_through_the_grammar_engine(vocab, tokenizer):
 def test_one_of_exclusive_by_the_keys_this_library_generates(vocab, tokenizer):
     """Neither branch forbids the other's required name, but with additionalProperties unspecified
     no extra key is generated, so no generated value can match both branches."""
-    schema = {"oneOf": [
-        {"type": "object", "required": ["id", "win"], "properties": {"id": {"type": "string", "maxLength": 2}}},
-        {"type": "object", "required": ["id", "lose"], "properties": {"id": {"type": "string", "maxLength": 2}}}]}
+    schema = {
+        "oneOf": [
+            {
+                "type": "object",
+                "required": ["id", "win"],
+                "properties": {"id": {"type": "string", "maxLength": 2}},
+            },
+            {
+                "type": "object",
+                "required": ["id", "lose"],
+                "properties": {"id": {"type": "string", "maxLength": 2}},
+            },
+        ]
+    }
     from .json_helpers import accepts_text
 
     v = validator(schema)

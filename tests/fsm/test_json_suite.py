@@ -65,7 +65,8 @@ def _category(name: str, group: dict, data, index, tokenizer) -> str:
     if not any(m.is_allowed(t) for t in first):
         return "type"
     if _has(data, lambda x: isinstance(x, float) and x.is_integer()) or _has(
-            group["schema"], lambda x: isinstance(x, float) and x.is_integer()):
+        group["schema"], lambda x: isinstance(x, float) and x.is_integer()
+    ):
         return "number"
     if "format" in json.dumps(group["schema"]):
         return "format"
@@ -115,7 +116,9 @@ def test_invalid_instances_rejected_valid_ones_accepted_or_explained(compiled, t
         for t in g["tests"]:
             ok = c.accepts(tokenizer, t["data"])
             if not t["valid"]:
-                assert not ok, f"accepted an invalid instance: {name} / {g['description']} / {t['description']}"
+                assert not ok, (
+                    f"accepted an invalid instance: {name} / {g['description']} / {t['description']}"
+                )
             elif not ok and _category(name, g, t["data"], c.index, tokenizer) == "other":
                 unexplained.append((name, g["description"], t["description"]))
     assert not unexplained, unexplained

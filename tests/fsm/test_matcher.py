@@ -15,7 +15,11 @@ from fsm.index import unpack_bitmask
 
 from .regex_cases import REGEXES
 
-FAST = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+FAST = settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 
 
 @pytest.fixture(scope="module")
@@ -179,7 +183,9 @@ def test_index_shared_across_threads(vocab, tokenizer):
     index = fsm.compile(fsm.Regex(r"[a-z]{1,8}( [a-z]{1,8}){0,6}"), vocab, cache=False)
     texts = ["hello world", "the quick brown fox", "a b c d e", "jumps over the lazy dog"]
     expected = {}
-    serial = fsm.compile(fsm.Regex(r"[a-z]{1,8}( [a-z]{1,8}){0,6}"), vocab, cache=False, limits=fsm.Limits(max_states=999_999))
+    serial = fsm.compile(
+        fsm.Regex(r"[a-z]{1,8}( [a-z]{1,8}){0,6}"), vocab, cache=False, limits=fsm.Limits(max_states=999_999)
+    )
     for text in texts:
         m = serial.matcher()
         seq = []

@@ -112,17 +112,30 @@ def test_bad_vocabularies_raise_clear_errors():
 def sentencepiece_tokenizer(tmp_path_factory):
     """A real SentencePiece BPE model with byte fallback, trained here, loaded through transformers."""
     import sentencepiece as spm
+
     d = tmp_path_factory.mktemp("spm")
     corpus = ["Hello world, this is a test of sentencepiece with café and 日本語 text."] * 40
     corpus += [f"The quick brown fox jumps over the lazy dog {i} times." for i in range(300)]
     (d / "c.txt").write_text("\n".join(corpus))
     spm.SentencePieceTrainer.train(
-        input=str(d / "c.txt"), model_prefix=str(d / "tokenizer"), vocab_size=400, byte_fallback=True,
-        model_type="bpe", character_coverage=1.0, minloglevel=2,
+        input=str(d / "c.txt"),
+        model_prefix=str(d / "tokenizer"),
+        vocab_size=400,
+        byte_fallback=True,
+        model_type="bpe",
+        character_coverage=1.0,
+        minloglevel=2,
     )
-    (d / "tokenizer_config.json").write_text(json.dumps(
-        {"tokenizer_class": "LlamaTokenizer", "bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>"}
-    ))
+    (d / "tokenizer_config.json").write_text(
+        json.dumps(
+            {
+                "tokenizer_class": "LlamaTokenizer",
+                "bos_token": "<s>",
+                "eos_token": "</s>",
+                "unk_token": "<unk>",
+            }
+        )
+    )
     from transformers import AutoTokenizer
 
     return AutoTokenizer.from_pretrained(str(d))
@@ -132,7 +145,9 @@ def test_sentencepiece_vocabulary(sentencepiece_tokenizer):
     tok = sentencepiece_tokenizer
     v = fsm.Vocabulary.from_tokenizer(tok)
     assert v.size == len(tok)
-    byte_ids = [i for i, p in enumerate(tok.convert_ids_to_tokens(list(range(len(tok))))) if p.startswith("<0x")]
+    byte_ids = [
+        i for i, p in enumerate(tok.convert_ids_to_tokens(list(range(len(tok))))) if p.startswith("<0x")
+    ]
     assert len(byte_ids) == 256
     assert sorted(v.token_bytes(i)[0] for i in byte_ids) == list(range(256))
     for text in ["Hello café", "zebra 日本語 ÿ ok!", "The quick brown fox"]:
@@ -163,12 +178,16 @@ def _trained_byte_level_tokenizer(tmp_path):
     tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tk.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
-        vocab_size=600, special_tokens=["<eos>", "<pad>", "<end_of_turn>"],
+        vocab_size=600,
+        special_tokens=["<eos>", "<pad>", "<end_of_turn>"],
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
     )
-    tk.train_from_iterator(["hello world café 日本語 {\"a\": 1}"] * 50 + [f"line {i}" for i in range(200)], trainer)
-    tok = PreTrainedTokenizerFast(tokenizer_object=tk, eos_token="<eos>", pad_token="<pad>",
-                                  additional_special_tokens=["<end_of_turn>"])
+    tk.train_from_iterator(
+        ['hello world café 日本語 {"a": 1}'] * 50 + [f"line {i}" for i in range(200)], trainer
+    )
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=tk, eos_token="<eos>", pad_token="<pad>", additional_special_tokens=["<end_of_turn>"]
+    )
     tok.add_tokens(["<custom_text>"])  # an added, non-special token: literal text
     return tok
 

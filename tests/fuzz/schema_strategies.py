@@ -10,17 +10,45 @@ _scalars = st.one_of(
     st.just({"type": "number"}),
     st.just({"type": "boolean"}),
     st.just({"type": "null"}),
-    st.builds(lambda lo, n: {"type": "integer", "minimum": lo, "maximum": lo + n}, st.integers(-50, 50), st.integers(0, 200)),
+    st.builds(
+        lambda lo, n: {"type": "integer", "minimum": lo, "maximum": lo + n},
+        st.integers(-50, 50),
+        st.integers(0, 200),
+    ),
     st.builds(lambda lo: {"type": "number", "exclusiveMinimum": lo}, st.integers(-5, 5)),
-    st.builds(lambda a, b: {"type": "string", "minLength": a, "maxLength": a + b}, st.integers(0, 4), st.integers(0, 6)),
-    st.sampled_from([{"type": "string", "pattern": "^[a-z]+$"}, {"type": "string", "format": "date"},
-                     {"type": "string", "format": "email"}, {"type": "string", "format": "uuid"},
-                     {"enum": ["a", 1, None, True]}, {"const": "x"}, {"type": ["string", "null"]},
-                     {"type": "integer", "multipleOf": 3}, {}, True]),
+    st.builds(
+        lambda a, b: {"type": "string", "minLength": a, "maxLength": a + b},
+        st.integers(0, 4),
+        st.integers(0, 6),
+    ),
+    st.sampled_from(
+        [
+            {"type": "string", "pattern": "^[a-z]+$"},
+            {"type": "string", "format": "date"},
+            {"type": "string", "format": "email"},
+            {"type": "string", "format": "uuid"},
+            {"enum": ["a", 1, None, True]},
+            {"const": "x"},
+            {"type": ["string", "null"]},
+            {"type": "integer", "multipleOf": 3},
+            {},
+            True,
+        ]
+    ),
     # unsupported or invalid on purpose: must give a SpecError, never a crash
-    st.sampled_from([{"not": {"type": "string"}}, {"type": "strin"}, {"minimum": "zero"}, {"$ref": "#/nope"},
-                     {"uniqueItems": True, "type": "array"}, {"pattern": "(a)\\1"}, {"type": "integer", "minimum": 5, "maximum": 1},
-                     {"if": {"type": "string"}, "then": {"minLength": 1}}, {"items": 3}]),
+    st.sampled_from(
+        [
+            {"not": {"type": "string"}},
+            {"type": "strin"},
+            {"minimum": "zero"},
+            {"$ref": "#/nope"},
+            {"uniqueItems": True, "type": "array"},
+            {"pattern": "(a)\\1"},
+            {"type": "integer", "minimum": 5, "maximum": 1},
+            {"if": {"type": "string"}, "then": {"minLength": 1}},
+            {"items": 3},
+        ]
+    ),
 )
 
 
@@ -41,7 +69,9 @@ def _objects(inner):
 def _arrays(inner):
     return st.builds(
         lambda items, lo, n: {"type": "array", "items": items, "minItems": lo, "maxItems": lo + n},
-        inner, st.integers(0, 2), st.integers(0, 3),
+        inner,
+        st.integers(0, 2),
+        st.integers(0, 3),
     )
 
 
@@ -53,4 +83,6 @@ def _combos(inner):
     )
 
 
-schemas = st.recursive(_scalars, lambda inner: st.one_of(_objects(inner), _arrays(inner), _combos(inner)), max_leaves=6)
+schemas = st.recursive(
+    _scalars, lambda inner: st.one_of(_objects(inner), _arrays(inner), _combos(inner)), max_leaves=6
+)

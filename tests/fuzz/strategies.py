@@ -6,13 +6,35 @@ import re
 
 from hypothesis import strategies as st
 
-_LITERALS = st.sampled_from(list("abcxyz019 -_.é日🎉\"\\\n") + ["\\d", "\\w", "\\s", "\\.", "\\(", "\\)", "\\\\", "\\u00e9"])
-_CLASSES = st.sampled_from(["[a-c]", "[^a-c]", "[0-9]", "[^\"\\\\]", "[\\w.]", "[^\\n]", "[é-ë]", "."])
-_BROKEN = st.sampled_from(["(", ")", "[", "a{2,1}", "(?=a)", "(?!a)", "(?<=a)", "\\1", "(?P<n>a)(?P=n)", "*", "^", "$", "\\b", "(?i)", "\\p{L}"])
+_LITERALS = st.sampled_from(
+    list('abcxyz019 -_.é日🎉"\\\n') + ["\\d", "\\w", "\\s", "\\.", "\\(", "\\)", "\\\\", "\\u00e9"]
+)
+_CLASSES = st.sampled_from(["[a-c]", "[^a-c]", "[0-9]", '[^"\\\\]', "[\\w.]", "[^\\n]", "[é-ë]", "."])
+_BROKEN = st.sampled_from(
+    [
+        "(",
+        ")",
+        "[",
+        "a{2,1}",
+        "(?=a)",
+        "(?!a)",
+        "(?<=a)",
+        "\\1",
+        "(?P<n>a)(?P=n)",
+        "*",
+        "^",
+        "$",
+        "\\b",
+        "(?i)",
+        "\\p{L}",
+    ]
+)
 
 
 def _quantified(inner):
-    return st.tuples(inner, st.sampled_from(["", "*", "+", "?", "{2}", "{0,3}", "{1,}", "*?"])).map(lambda t: t[0] + t[1])
+    return st.tuples(inner, st.sampled_from(["", "*", "+", "?", "{2}", "{0,3}", "{1,}", "*?"])).map(
+        lambda t: t[0] + t[1]
+    )
 
 
 def _group(inner):

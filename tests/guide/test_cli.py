@@ -15,16 +15,26 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PERSON = {
     "type": "object",
-    "properties": {"name": {"type": "string", "maxLength": 20}, "age": {"type": "integer", "minimum": 0,
-                                                                        "maximum": 130}},
+    "properties": {
+        "name": {"type": "string", "maxLength": 20},
+        "age": {"type": "integer", "minimum": 0, "maximum": 130},
+    },
     "required": ["name", "age"],
 }
 
 
 def guide_cli(*args: str, stdin: str | None = None, timeout: int = 300) -> subprocess.CompletedProcess:
     env = {**os.environ, "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
-    return subprocess.run([sys.executable, "-m", "guide.cli", *args], input=stdin, capture_output=True,
-                          text=True, timeout=timeout, cwd=ROOT, env=env, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "guide.cli", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
+        env=env,
+        check=False,
+    )
 
 
 def assert_clean_error(proc: subprocess.CompletedProcess, code: int, *words: str) -> None:
@@ -46,8 +56,15 @@ def schema_file(tmp_path):
 
 
 def test_json_schema(schema_file):
-    proc = guide_cli("json", "--schema", str(schema_file), "-q", "--max-tokens", "40",
-                     "Extract the person as JSON.\nText: Ada Lovelace, age 36.")
+    proc = guide_cli(
+        "json",
+        "--schema",
+        str(schema_file),
+        "-q",
+        "--max-tokens",
+        "40",
+        "Extract the person as JSON.\nText: Ada Lovelace, age 36.",
+    )
     assert proc.returncode == 0, proc.stderr
     jsonschema.validate(json.loads(proc.stdout), PERSON)
 
@@ -59,8 +76,17 @@ def test_json_pydantic_model_from_a_file(tmp_path):
         "    name: str = Field(max_length=20)\n"
         "    country: str = Field(max_length=20)\n"
     )
-    proc = guide_cli("json", "--model", f"{tmp_path / 'models.py'}:City", "-q", "--indent", "2",
-                     "--max-tokens", "40", "Extract the city as JSON.\nText: Paris is in France.")
+    proc = guide_cli(
+        "json",
+        "--model",
+        f"{tmp_path / 'models.py'}:City",
+        "-q",
+        "--indent",
+        "2",
+        "--max-tokens",
+        "40",
+        "Extract the city as JSON.\nText: Paris is in France.",
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("{\n  ")  # --indent pretty-prints
     value = json.loads(proc.stdout)
@@ -89,13 +115,26 @@ def test_grammar_file_and_prompt_from_stdin(tmp_path):
 
 
 def test_batch_jsonl_in_and_out(tmp_path, schema_file):
-    rows = [{"id": 1, "prompt": "Extract the person as JSON.\nText: Ada Lovelace, age 36."},
-            "Extract the person as JSON.\nText: Alan Turing, age 41."]
+    rows = [
+        {"id": 1, "prompt": "Extract the person as JSON.\nText: Ada Lovelace, age 36."},
+        "Extract the person as JSON.\nText: Alan Turing, age 41.",
+    ]
     inp = tmp_path / "in.jsonl"
     inp.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     out = tmp_path / "out.jsonl"
-    proc = guide_cli("json", "--schema", str(schema_file), "--input", str(inp), "--output", str(out),
-                     "--max-tokens", "40", "--batch-size", "2")
+    proc = guide_cli(
+        "json",
+        "--schema",
+        str(schema_file),
+        "--input",
+        str(inp),
+        "--output",
+        str(out),
+        "--max-tokens",
+        "40",
+        "--batch-size",
+        "2",
+    )
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(lines) == 2 and lines[0]["id"] == 1 and lines[1]["prompt"] == rows[1]
     for line in lines:

@@ -30,7 +30,9 @@ def test_template_fields():
 
 
 def test_structured_with_a_template(model):
-    @guide.structured(model, prompt="Extract the city and its country as JSON.\nText: {text}", max_new_tokens=30)
+    @guide.structured(
+        model, prompt="Extract the city and its country as JSON.\nText: {text}", max_new_tokens=30
+    )
     class City(BaseModel):
         name: str = Field(max_length=20)
         country: str = Field(max_length=20)
@@ -82,8 +84,9 @@ def test_structured_bare_uses_the_default_model(model):
 def test_structured_accepts_a_guidance_source(model):
     from guide.guidance import ClassifierFreeGuidance
 
-    @guide.structured(ClassifierFreeGuidance(model, scale=1.5), prompt="Is {thing} hot? Reply as JSON.",
-                      max_new_tokens=12)
+    @guide.structured(
+        ClassifierFreeGuidance(model, scale=1.5), prompt="Is {thing} hot? Reply as JSON.", max_new_tokens=12
+    )
     class Hot(BaseModel):
         hot: bool
 
@@ -157,21 +160,25 @@ def test_function_bare_decorator(model):
 
 def test_function_definition_errors():
     with pytest.raises(TypeError, match="docstring"):
+
         @guide.function(None)
         def no_doc(x: str) -> int:
             pass
 
     with pytest.raises(TypeError, match="return annotation"):
+
         @guide.function(None)
         def no_return(x: str):
             """{x}"""
 
     with pytest.raises(TypeError, match="not parameters"):
+
         @guide.function(None)
         def stray(x: str) -> int:
             """{y}"""
 
     with pytest.raises(guide.OutputTypeError):
+
         @guide.function(None)
         def bad_type(x: str) -> object():  # type: ignore[valid-type]
             """{x}"""

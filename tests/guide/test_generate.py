@@ -16,9 +16,19 @@ from guide.sampling import InvalidLogitsError
 
 def tiny_llama(seed: int = 0) -> LlamaForCausalLM:
     torch.manual_seed(seed)
-    cfg = LlamaConfig(vocab_size=49152, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
-                      bos_token_id=1, eos_token_id=2, pad_token_id=2, tie_word_embeddings=True)
+    cfg = LlamaConfig(
+        vocab_size=49152,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=512,
+        bos_token_id=1,
+        eos_token_id=2,
+        pad_token_id=2,
+        tie_word_embeddings=True,
+    )
     return LlamaForCausalLM(cfg).eval()
 
 
@@ -105,7 +115,11 @@ def test_ragged_multi_token_decode_matches_stepwise(model):
 
 
 def test_keep_drops_rows_and_trims_padding(model):
-    p = [model.encode("short"), model.encode("a much longer prompt than the others here"), model.encode("mid size one")]
+    p = [
+        model.encode("short"),
+        model.encode("a much longer prompt than the others here"),
+        model.encode("mid size one"),
+    ]
     s, _ = model.prefill(p)
     s.keep(torch.tensor([0, 2]))
     assert s.n_rows == 2
@@ -152,8 +166,15 @@ PATTERNS = [
 @pytest.mark.parametrize("jump", [True, False])
 def test_sampled_constrained_rows_match_their_spec(model, jump):
     specs = [fsm.Regex(p) for p in PATTERNS]
-    outs = guide.generate(model, ["Write:"] * len(specs), constraint=specs, max_new_tokens=60,
-                          temperature=1.5, seed=0, jump_forward=jump)
+    outs = guide.generate(
+        model,
+        ["Write:"] * len(specs),
+        constraint=specs,
+        max_new_tokens=60,
+        temperature=1.5,
+        seed=0,
+        jump_forward=jump,
+    )
     for spec, o in zip(specs, outs):
         assert o.finish_reason == "constraint", (spec, o)
         assert re.fullmatch(spec.pattern, o.text), (spec.pattern, o.text)
@@ -179,8 +200,15 @@ def test_eos_finish_and_text(model):
 
 def test_eos_allowed_only_when_constraint_accepts(model):
     eos = model.vocabulary.eos_token_ids[0]
-    outs = guide.generate(model, ["a", "b"], constraint=fsm.Regex(r"[a-z]{2,4}( [a-z]{2,4})*"),
-                          max_new_tokens=30, logit_bias={eos: 50.0}, temperature=1.0, seed=3)
+    outs = guide.generate(
+        model,
+        ["a", "b"],
+        constraint=fsm.Regex(r"[a-z]{2,4}( [a-z]{2,4})*"),
+        max_new_tokens=30,
+        logit_bias={eos: 50.0},
+        temperature=1.0,
+        seed=3,
+    )
     for o in outs:
         assert o.finish_reason == "eos" and o.token_ids[-1] == eos
         assert re.fullmatch(r"[a-z]{2,4}( [a-z]{2,4})*", o.text)

@@ -53,7 +53,10 @@ class Movie(TypedDict):
 
 CITY = {
     "type": "object",
-    "properties": {"city": {"type": "string", "maxLength": 20}, "population": {"type": "integer", "minimum": 0}},
+    "properties": {
+        "city": {"type": "string", "maxLength": 20},
+        "population": {"type": "integer", "minimum": 0},
+    },
     "required": ["city", "population"],
 }
 
@@ -86,14 +89,18 @@ def test_regex(model):
 def test_grammar(model):
     grammar = guide.Grammar.builtin("sql")
     gen = guide.Generator(model, grammar, max_new_tokens=40, stop="\n")
-    sql = gen("Table users(id, name, age, city).\nWrite one SQL query. List the names of users older than 30.")
+    sql = gen(
+        "Table users(id, name, age, city).\nWrite one SQL query. List the names of users older than 30."
+    )
     assert isinstance(sql, str)
     lark.Lark(grammar.text, parser="lalr").parse(sql)
 
 
 def test_literal(model):
     gen = guide.Generator(model, Literal["positive", "negative", "neutral"], max_new_tokens=5)
-    label = gen("Classify the sentiment of this review as positive, negative or neutral.\nReview: Lovely food!")
+    label = gen(
+        "Classify the sentiment of this review as positive, negative or neutral.\nReview: Lovely food!"
+    )
     assert label in ("positive", "negative", "neutral")
 
 
@@ -127,13 +134,15 @@ def test_str_is_free_text(model):
 
 def test_list_of_int(model):
     xs = guide.Generator(model, list[int], max_new_tokens=30)(
-        "The numbers are 4, 8 and 15. Write them as a JSON array.")
+        "The numbers are 4, 8 and 15. Write them as a JSON array."
+    )
     assert isinstance(xs, list) and all(type(x) is int for x in xs)
 
 
 def test_dict_of_str_to_int(model):
     d = guide.Generator(model, dict[str, int], max_new_tokens=30)(
-        "Give the ages of Ann (30) and Bob (25) as a JSON object mapping name to age.")
+        "Give the ages of Ann (30) and Bob (25) as a JSON object mapping name to age."
+    )
     assert isinstance(d, dict) and all(isinstance(k, str) and type(v) is int for k, v in d.items())
 
 
@@ -155,7 +164,9 @@ def test_dataclass(model):
 
 
 def test_typed_dict(model):
-    m = guide.Generator(model, Movie, max_new_tokens=30)("Give the title and release year of the movie Titanic as JSON.")
+    m = guide.Generator(model, Movie, max_new_tokens=30)(
+        "Give the title and release year of the movie Titanic as JSON."
+    )
     assert isinstance(m, dict) and isinstance(m["title"], str) and type(m["year"]) is int
 
 
@@ -285,7 +296,8 @@ def test_a_guidance_source_works_as_the_model(model):
 
     cfg = ClassifierFreeGuidance(model, scale=1.5)
     label = guide.Generator(cfg, Literal["positive", "negative"], max_new_tokens=3)(
-        "Classify the sentiment as positive or negative.\nReview: Wonderful!")
+        "Classify the sentiment as positive or negative.\nReview: Wonderful!"
+    )
     assert label in ("positive", "negative")
 
 

@@ -14,9 +14,19 @@ import guide
 
 def tiny_llama(seed: int = 0) -> LlamaForCausalLM:
     torch.manual_seed(seed)
-    cfg = LlamaConfig(vocab_size=49152, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
-                      bos_token_id=1, eos_token_id=2, pad_token_id=2, tie_word_embeddings=True)
+    cfg = LlamaConfig(
+        vocab_size=49152,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=512,
+        bos_token_id=1,
+        eos_token_id=2,
+        pad_token_id=2,
+        tie_word_embeddings=True,
+    )
     return LlamaForCausalLM(cfg).eval()
 
 
@@ -41,8 +51,14 @@ PATTERN = r"(cat|dog|bird) [0-9]{1,3}!"
 
 def test_greedy_batch_with_padding(hf, tokenizer):
     proc = guide.LogitsProcessor(fsm.Regex(PATTERN), tokenizer)
-    _, texts = _run(hf, tokenizer, ["Animal:", "A longer prompt about animals:", "x"], proc,
-                    max_new_tokens=12, do_sample=False)
+    _, texts = _run(
+        hf,
+        tokenizer,
+        ["Animal:", "A longer prompt about animals:", "x"],
+        proc,
+        max_new_tokens=12,
+        do_sample=False,
+    )
     for t in texts:
         assert re.fullmatch(PATTERN, t), t
 
@@ -50,15 +66,25 @@ def test_greedy_batch_with_padding(hf, tokenizer):
 def test_sampling(hf, tokenizer):
     proc = guide.LogitsProcessor(fsm.Regex(PATTERN), tokenizer)
     torch.manual_seed(0)
-    _, texts = _run(hf, tokenizer, ["a", "b", "c", "d"], proc, max_new_tokens=12, do_sample=True, temperature=1.5)
+    _, texts = _run(
+        hf, tokenizer, ["a", "b", "c", "d"], proc, max_new_tokens=12, do_sample=True, temperature=1.5
+    )
     for t in texts:
         assert re.fullmatch(PATTERN, t), t
 
 
 def test_beam_search_reorders_beams(hf, tokenizer):
     proc = guide.LogitsProcessor(fsm.Regex(PATTERN), tokenizer)
-    _, texts = _run(hf, tokenizer, ["Animal:", "Another one:"], proc, max_new_tokens=12, do_sample=False,
-                      num_beams=4, num_return_sequences=4)
+    _, texts = _run(
+        hf,
+        tokenizer,
+        ["Animal:", "Another one:"],
+        proc,
+        max_new_tokens=12,
+        do_sample=False,
+        num_beams=4,
+        num_return_sequences=4,
+    )
     assert len(texts) == 8
     for t in texts:
         assert re.fullmatch(PATTERN, t), t
@@ -68,8 +94,16 @@ def test_beam_search_reorders_beams(hf, tokenizer):
 def test_per_prompt_constraints_with_beams(hf, tokenizer):
     specs = [fsm.Regex(r"(yes|no)"), fsm.Regex(r"[0-9]{2}")]
     proc = guide.LogitsProcessor(specs, tokenizer)
-    _, texts = _run(hf, tokenizer, ["Q1", "Q2"], proc, max_new_tokens=6, do_sample=False, num_beams=3,
-                    num_return_sequences=3)
+    _, texts = _run(
+        hf,
+        tokenizer,
+        ["Q1", "Q2"],
+        proc,
+        max_new_tokens=6,
+        do_sample=False,
+        num_beams=3,
+        num_return_sequences=3,
+    )
     for i, t in enumerate(texts):
         assert re.fullmatch(specs[i // 3].pattern, t), (i, t)
 
@@ -78,8 +112,14 @@ def test_free_prompt_in_list_is_untouched(hf, tokenizer):
     proc = guide.LogitsProcessor([fsm.Regex(r"(yes|no)"), None], tokenizer)
     _, texts = _run(hf, tokenizer, ["Q1", "Q2"], proc, max_new_tokens=5, do_sample=False)
     assert texts[0] in ("yes", "no")
-    _, free = _run(hf, tokenizer, ["Q1", "Q2"], guide.LogitsProcessor([None, None], tokenizer),
-                   max_new_tokens=5, do_sample=False)
+    _, free = _run(
+        hf,
+        tokenizer,
+        ["Q1", "Q2"],
+        guide.LogitsProcessor([None, None], tokenizer),
+        max_new_tokens=5,
+        do_sample=False,
+    )
     assert texts[1] == free[1]
 
 

@@ -30,7 +30,9 @@ def test_real_matchers_give_exact_allowed_sets(vocab):
     assert _allowed(logits[2]) == m2.allowed_token_ids().tolist()
     assert torch.equal(logits[1], free)  # the free row is not touched at all
     kept = m0.allowed_token_ids()
-    assert torch.equal(logits[0, kept], torch.randn(3, vocab.size, generator=torch.Generator().manual_seed(0))[0, kept])
+    assert torch.equal(
+        logits[0, kept], torch.randn(3, vocab.size, generator=torch.Generator().manual_seed(0))[0, kept]
+    )
 
 
 def test_eos_in_mask_exactly_when_accepting(vocab):

@@ -249,15 +249,25 @@ def test_param_errors():
     biased=st.integers(0, 63),
     seed=st.integers(0, 1000),
 )
-def test_masked_tokens_are_never_drawn(allowed, temperature, top_k, top_p, min_p, typical_p, mirostat, biased, seed):
+def test_masked_tokens_are_never_drawn(
+    allowed, temperature, top_k, top_p, min_p, typical_p, mirostat, biased, seed
+):
     g = torch.Generator().manual_seed(seed)
     x = torch.randn(8, 64, generator=g) * 4
     banned = torch.ones(64, dtype=torch.bool)
     banned[list(allowed)] = False
     x[:, banned] = NEG
     params = sampling_params(
-        8, temperature=temperature, top_k=top_k, top_p=top_p, min_p=min_p, typical_p=typical_p,
-        mirostat_tau=mirostat, logit_bias={biased: 1e6}, frequency_penalty=-50.0, repetition_penalty=0.5,
+        8,
+        temperature=temperature,
+        top_k=top_k,
+        top_p=top_p,
+        min_p=min_p,
+        typical_p=typical_p,
+        mirostat_tau=mirostat,
+        logit_bias={biased: 1e6},
+        frequency_penalty=-50.0,
+        repetition_penalty=0.5,
     )
     s = Sampler(params, 64, CPU, seeds=seed_list(8, seed), prompts=[[biased]] * 8)
     s.observe(torch.tensor([[biased]] * 8))

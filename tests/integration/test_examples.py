@@ -19,16 +19,33 @@ TIMEOUT_S = 300
 
 
 def run_example(path: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "2"),
-           "TOKENIZERS_PARALLELISM": "false"}
-    return subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=TIMEOUT_S,
-                          cwd=ROOT, env=env, check=False)
+    env = {
+        **os.environ,
+        "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "2"),
+        "TOKENIZERS_PARALLELISM": "false",
+    }
+    return subprocess.run(
+        [sys.executable, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        cwd=ROOT,
+        env=env,
+        check=False,
+    )
 
 
 def test_the_examples_are_there():
     names = {p.stem for p in EXAMPLES}
-    expected = {"extract_person", "classify_literal", "date_phone_regex", "tool_call", "sql_grammar",
-                "batch_jsonl", "decorators"}
+    expected = {
+        "extract_person",
+        "classify_literal",
+        "date_phone_regex",
+        "tool_call",
+        "sql_grammar",
+        "batch_jsonl",
+        "decorators",
+    }
     assert expected <= names, f"missing examples: {sorted(expected - names)}"
 
 

@@ -61,15 +61,22 @@ def test_greedy_equals_hf_generate_without_padding(model):
     assert len({len(i) for i in ids}) == 1
     ours = guide.generate(model, ids, max_new_tokens=24)
     with torch.inference_mode():
-        out = model.hf.generate(torch.tensor(ids), attention_mask=torch.ones(3, 5, dtype=torch.long),
-                                max_new_tokens=24, min_new_tokens=24, do_sample=False)
+        out = model.hf.generate(
+            torch.tensor(ids),
+            attention_mask=torch.ones(3, 5, dtype=torch.long),
+            max_new_tokens=24,
+            min_new_tokens=24,
+            do_sample=False,
+        )
     assert [o.token_ids for o in ours] == out[:, 5:].tolist()
 
 
 def test_greedy_equals_hf_generate_unpacked_model():
     plain = guide.load(pack_weights=False)
     prompts = [plain.chat(q) for q in QUESTIONS[:3]]
-    assert [o.token_ids for o in guide.generate(plain, prompts, max_new_tokens=24)] == _hf_greedy(plain, prompts, 24)
+    assert [o.token_ids for o in guide.generate(plain, prompts, max_new_tokens=24)] == _hf_greedy(
+        plain, prompts, 24
+    )
 
 
 SPECS = {
@@ -98,8 +105,15 @@ def test_constrained_completions_match_their_spec(model):
 
 def test_sampled_constrained_completions_match(model):
     spec = SPECS["person"]
-    outs = guide.generate(model, [model.chat("Invent a person as JSON.")] * 4, constraint=spec,
-                          max_new_tokens=48, temperature=1.0, top_p=0.95, seed=0)
+    outs = guide.generate(
+        model,
+        [model.chat("Invent a person as JSON.")] * 4,
+        constraint=spec,
+        max_new_tokens=48,
+        temperature=1.0,
+        top_p=0.95,
+        seed=0,
+    )
     for o in outs:
         assert o.finish_reason == "constraint" and re.fullmatch(spec.pattern, o.text), o.text
 
@@ -163,8 +177,14 @@ def test_hf_logits_processor_with_beam_search(model):
     enc = tok(prompts, return_tensors="pt", padding=True)
     proc = guide.LogitsProcessor(SPECS["date"], tok)
     with torch.inference_mode():
-        out = model.hf.generate(**enc, logits_processor=[proc], max_new_tokens=12, num_beams=3,
-                                num_return_sequences=3, do_sample=False)
+        out = model.hf.generate(
+            **enc,
+            logits_processor=[proc],
+            max_new_tokens=12,
+            num_beams=3,
+            num_return_sequences=3,
+            do_sample=False,
+        )
     for row in out[:, enc.input_ids.shape[1] :].tolist():
         text = tok.decode(row, skip_special_tokens=True)
         assert re.fullmatch(SPECS["date"].pattern, text), text
