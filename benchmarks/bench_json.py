@@ -60,7 +60,7 @@ class Ours:
             fsm.compile(fsm.JsonSchema(warm), self.vocab, cache=False).matcher().allowed_token_ids()
 
     def compile(self, schema, timeout):
-        from fsm.json_schema import JsonSchema
+        from fsm.json.schema import JsonSchema
 
         idx = self.fsm.compile(
             JsonSchema(schema), self.vocab, limits=self.fsm.Limits(max_seconds=timeout), cache=False

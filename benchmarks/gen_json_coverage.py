@@ -296,17 +296,17 @@ ROWS = [
 
 def _probe(schema) -> str:
     from fsm.errors import SpecError, UnsupportedSchema
-    from fsm.json_schema import JsonSchema
+    from fsm.json.schema import JsonSchema
 
     warnings.simplefilter("ignore")
     try:
         spec = JsonSchema(schema)
         if spec._translate()[1] is not None:  # recursive: rules of the pushdown automaton
-            from fsm.json_pushdown import pushdown_dfa
+            from fsm.automata import pushdown_dfa
 
             pushdown_dfa(*spec._rules(None, pushdown=True))
         elif spec.is_recursive:  # an unbounded any-value block
-            from fsm.json_automaton import node_nfa
+            from fsm.automata import node_nfa
 
             node_nfa(spec._node())
         else:
@@ -352,7 +352,7 @@ def _suite() -> tuple[str, list[str]]:
 
     import fsm
     from fsm.errors import SpecError
-    from fsm.json_schema import JsonSchema
+    from fsm.json.schema import JsonSchema
     from guide.default_model import default_model_dir
 
     tok = AutoTokenizer.from_pretrained(default_model_dir())

@@ -9,6 +9,7 @@ Never imports torch or transformers: it only needs a `Vocabulary`.
 True
 """
 
+from .automata import ByteDFA
 from .compiler import VERSION as __version__
 from .compiler import clear_memory_cache, compile, save
 from .errors import (
@@ -25,7 +26,7 @@ from .errors import (
 from .index import RegexIndex, pack_bitmask, unpack_bitmask
 from .limits import Limits
 from .matcher import Matcher
-from .regex import ByteDFA, Choice, Regex, regex_to_dfa
+from .regex import Choice, Regex, regex_to_dfa
 from .vocabulary import Vocabulary
 
 Index = RegexIndex
@@ -34,13 +35,17 @@ Index = RegexIndex
 def __getattr__(name):
     # Specs built by sibling modules load lazily so a missing optional piece never breaks `import fsm`.
     if name == "JsonSchema":
-        from .json_schema import JsonSchema
+        from .json.schema import JsonSchema
 
         return JsonSchema
     if name == "Grammar":
-        from .grammar import Grammar
+        from .grammar.spec import Grammar
 
         return Grammar
+    if name == "grammars":  # the shipped grammars' old home, kept for `from fsm import grammars`
+        from .grammar import builtin
+
+        return builtin
     raise AttributeError(f"module 'fsm' has no attribute {name!r}")
 
 

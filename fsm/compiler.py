@@ -9,11 +9,11 @@ from typing import Any
 
 import numpy as np
 
+from .automata import ByteDFA
 from .cache import DiskCache, cache_root
 from .errors import SpecError
 from .index import FINISHED, RegexIndex, Row
 from .limits import DEFAULT_LIMITS, Limits
-from .regex import ByteDFA
 from .vocabulary import Vocabulary
 
 VERSION = "0.1.0"
@@ -28,7 +28,7 @@ def _spec_of(spec: Any):
     if hasattr(spec, "_build") and hasattr(spec, "fingerprint"):
         return spec
     if isinstance(spec, dict) or (isinstance(spec, type) and hasattr(spec, "model_json_schema")):
-        from .json_schema import JsonSchema
+        from .json.schema import JsonSchema
 
         return JsonSchema(spec)
     if isinstance(spec, str):

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .automata import ByteDFA
 from .errors import SpecError, SpecTooComplex
 from .limits import DEFAULT_LIMITS, Limits
-from .regex import ByteDFA
 from .vocabulary import TokenTrie, Vocabulary
 
 FINISHED = -2  # the "state" after EOS

@@ -7,7 +7,7 @@ import random
 
 import jsonschema
 
-from fsm.json_automaton import CharDFA
+from fsm.automata import CharDFA
 
 
 def sample_char_dfa(d: CharDFA, rnd: random.Random, max_len: int = 200, stop: float = 0.2) -> str | None:

@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import fsm
-from fsm import grammars
-from fsm.grammar_matcher import GrammarMatcher
+from fsm.grammar import builtin as grammars
+from fsm.grammar.matcher import GrammarMatcher
 from fsm.index import pack_bitmask, unpack_bitmask
 
 WALKS = settings(

@@ -62,7 +62,7 @@ def test_lark_common_escaped_string_is_supported():
 def test_big_grammar_lalr_build_is_bounded_in_time():
     """lark's LALR construction runs in a forked child: over the budget it is SpecTooComplex, not a hang."""
     from fsm.errors import SpecTooComplex
-    from fsm.grammar_lark import load_lark, load_lark_bounded
+    from fsm.grammar.lark import load_lark, load_lark_bounded
 
     rules = [f'r{i}: "k{i}" r{i + 1} | "v{i}" | r{i + 1} "x{i}"' for i in range(400)] + ['r400: "end"']
     text = "start: r0\n" + "\n".join(rules) + "\n"

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fsm
-from fsm import grammars
+from fsm.grammar import builtin as grammars
 
 DIFF = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

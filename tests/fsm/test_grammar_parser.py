@@ -6,8 +6,8 @@ import lark
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fsm.grammar_lark import load_lark
-from fsm.grammar_parser import LRParser
+from fsm.grammar.lark import load_lark
+from fsm.grammar.parser import LRParser
 
 PARENS = 'start: item*\nitem: "(" item* ")" | "x"'
 LARK = lark.Lark(PARENS, parser="lalr")

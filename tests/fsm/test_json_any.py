@@ -10,12 +10,10 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import fsm
+from fsm.automata import AnyJson, LazyByteDFA, lit, node_nfa, seq
 from fsm.errors import UnsupportedSchema
-from fsm.json_ast import AnyJson, lit, seq
-from fsm.json_automaton import node_nfa
-from fsm.json_dfa import LazyByteDFA
-from fsm.json_index import LazyJsonIndex
-from fsm.json_schema import JsonSchema
+from fsm.json.schema import JsonSchema
+from fsm.lazy_index import LazyJsonIndex
 
 from .json_helpers import accepts_text, compact, valid_walks, validator
 

@@ -8,15 +8,17 @@ from fractions import Fraction
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fsm.json_ast import NEVER, And, to_regex
-from fsm.json_automaton import node_to_dfa
-from fsm.json_numbers import (
+from fsm.automata import (
+    NEVER,
+    And,
     Bounds,
     decimal_range,
     divisible_integers,
     integer_range,
     natural_range,
+    node_to_dfa,
     number_node,
+    to_regex,
 )
 
 bound = st.one_of(st.none(), st.integers(-(10**7), 10**7), st.integers(-60, 60))

@@ -9,11 +9,10 @@ import re
 import jsonschema
 import pytest
 
+from fsm.automata import Enc, lit, node_to_char_dfa, node_to_dfa, seq
 from fsm.errors import UnsupportedSchema
-from fsm.json_ast import Enc, lit, seq
-from fsm.json_automaton import node_to_char_dfa, node_to_dfa
-from fsm.json_formats import FORMATS, format_node
-from fsm.json_pattern import pattern_node
+from fsm.json.formats import FORMATS, format_node
+from fsm.json.patterns import pattern_node
 
 from .json_helpers import sample_char_dfa
 

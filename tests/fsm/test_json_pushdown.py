@@ -9,11 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fsm
+from fsm.automata import NEVER, LeftRecursive, Ref, alt, lit, pushdown_dfa, seq
 from fsm.errors import SchemaError
-from fsm.json_ast import NEVER, Ref, alt, lit, seq
-from fsm.json_index import LazyJsonIndex
-from fsm.json_pushdown import LeftRecursive, pushdown_dfa
-from fsm.json_schema import JsonSchema
+from fsm.json.schema import JsonSchema
+from fsm.lazy_index import LazyJsonIndex
 
 from .json_helpers import accepts_text, compact, valid_walks, validator
 

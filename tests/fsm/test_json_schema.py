@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 
 import fsm
 from fsm.errors import SchemaTooComplex, SpecError, UnsupportedSchema
-from fsm.json_schema import JsonSchema
+from fsm.json.schema import JsonSchema
 
 from .json_helpers import compact, random_walk, valid_walks, validator
 
@@ -195,8 +195,7 @@ def test_pattern_and_format_with_length():
 )
 def test_long_counts_are_exact_without_expanding_them(schema, vocab):
     """Long maxLength/maxItems compile as lazy counter and product blocks: exact at the bounds."""
-    from fsm.json_automaton import node_nfa
-    from fsm.json_dfa import LazyByteDFA
+    from fsm.automata import LazyByteDFA, node_nfa
 
     spec = JsonSchema(schema)
     lazy = LazyByteDFA(*node_nfa(spec.node()))

@@ -30,7 +30,7 @@ import pytest
 
 import fsm
 from fsm.errors import SpecError
-from fsm.json_schema import JsonSchema
+from fsm.json.schema import JsonSchema
 
 from .json_helpers import accepts_text, compact, random_walk, validator
 

@@ -9,7 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fsm
-from fsm.regex import regex_to_dfa, utf8_sequences
+from fsm.automata import utf8_sequences
+from fsm.regex import regex_to_dfa
 
 from .regex_cases import REGEXES
 

@@ -65,6 +65,7 @@ def fuzz_regex(vocab, n, rng):
 
 def fuzz_json(vocab, n, rng):
     from jsonschema import Draft202012Validator
+
     from tests.fuzz.schema_strategies import schemas  # written with the JSON Schema work
 
     stats = {"tried": 0, "compiled": 0, "spec_errors": 0, "crashes": 0, "invalid": 0}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 
-from .grammar_lark import ParseTable
+from .lark import ParseTable
 
 _MAX_MEMO = 1 << 21  # interned stacks before the memo tables are dropped
 

@@ -30,10 +30,11 @@ from functools import lru_cache
 
 import numpy as np
 
-from .errors import GrammarError, RegexError, SpecTooComplex
-from .grammar_lark import LarkGrammar, Terminal
-from .limits import DEFAULT_LIMITS, Limits
-from .regex import ByteDFA, regex_to_dfa
+from ..automata import ByteDFA
+from ..errors import GrammarError, RegexError, SpecTooComplex
+from ..limits import DEFAULT_LIMITS, Limits
+from ..regex import regex_to_dfa
+from .lark import LarkGrammar, Terminal
 
 KILL = -2  # every terminal that could still win dies on this byte: the lexeme may end here
 REJECT = -1

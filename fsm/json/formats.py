@@ -16,8 +16,8 @@ compiler (``int32``, ``float``, ``password`` and the like are common on numbers 
 
 from __future__ import annotations
 
-from .json_ast import Node
-from .json_pattern import pattern_node
+from ..automata import Node
+from .patterns import pattern_node
 
 _YEAR = r"(?:000[1-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-9][0-9]{3})"
 _MONTH_DAY = (

@@ -19,8 +19,11 @@ from functools import lru_cache
 
 import numpy as np
 
-from .errors import SchemaError, SchemaTooComplex, SpecTooComplex
-from .json_ast import (
+from ..errors import SchemaError, SchemaTooComplex, SpecTooComplex
+from ..limits import DEFAULT_LIMITS, Limits
+from .byte_dfa import ByteDFA
+from .byte_dfa import utf8_sequences as _utf8_sequences
+from .language import (
     ANY_CHAR,
     EMPTY,
     NEVER,
@@ -47,9 +50,6 @@ from .json_ast import (
     seq,
     subtract,
 )
-from .limits import DEFAULT_LIMITS, Limits
-from .regex import ByteDFA
-from .regex import utf8_sequences as _utf8_sequences
 
 
 @lru_cache(maxsize=65536)
@@ -137,7 +137,7 @@ def _escape_trie() -> tuple[list[dict[int, int]], dict[int, int]]:
     """
     import re
 
-    from .json_ast import to_regex
+    from .language import to_regex
 
     children: list[dict[int, int]] = [{}]
     leaf: dict[int, int] = {}
@@ -309,7 +309,7 @@ class NotRegular(Exception):
     """Internal: a node (`AnyJson`) needs the lazy DFA's virtual states; a plain automaton cannot hold it."""
 
 
-class _Budget:
+class Budget:
     def __init__(self, limits: Limits):
         self.limits = limits
         self.deadline = limits.deadline()
@@ -326,7 +326,7 @@ class _Budget:
 class NFA:
     """Character NFA under construction: range edges and epsilon edges."""
 
-    def __init__(self, budget: _Budget, counters: bool = False, calls=None):
+    def __init__(self, budget: Budget, counters: bool = False, calls=None):
         self.trans: list[list[Edge]] = []
         self.eps: list[list[int]] = []
         self.budget = budget
@@ -475,7 +475,7 @@ class NFA:
 
     def _any_json(self, node: AnyJson, s: int) -> int:
         """An unbounded JSON value as a pushdown block (lazy consumers only, see `json_any`)."""
-        from .json_any import AnyValueBlock, scalar_nodes
+        from .any_value import AnyValueBlock, scalar_nodes
 
         if self.counters is None:
             raise NotRegular("an unconstrained JSON value nests without bound")
@@ -708,7 +708,7 @@ class NFA:
         return live
 
 
-def determinize(nfa: NFA, start: int, final: int, budget: _Budget) -> CharDFA:
+def determinize(nfa: NFA, start: int, final: int, budget: Budget) -> CharDFA:
     """Subset construction over code point range partitions (call ``nfa.trim`` first)."""
     trans, eps = nfa.trans, nfa.eps
     cl_memo: dict[int, frozenset] = {}
@@ -841,9 +841,9 @@ def trim_dfa(dfa: CharDFA) -> CharDFA | None:
     return CharDFA(edges, [dfa.accepting[q] for q in order])
 
 
-def node_to_char_dfa(node: Node, budget: _Budget | None = None) -> CharDFA | None:
+def node_to_char_dfa(node: Node, budget: Budget | None = None) -> CharDFA | None:
     """The trimmed character DFA of ``node`` (None when its language is empty)."""
-    budget = budget or _Budget(DEFAULT_LIMITS)
+    budget = budget or Budget(DEFAULT_LIMITS)
     nfa = NFA(budget)
     start = nfa.new()
     final = nfa.build(node, start)
@@ -853,7 +853,7 @@ def node_to_char_dfa(node: Node, budget: _Budget | None = None) -> CharDFA | Non
     return trim_dfa(determinize(nfa, start, final, budget))
 
 
-def _product(a: CharDFA, b: CharDFA, budget: _Budget) -> CharDFA:
+def _product(a: CharDFA, b: CharDFA, budget: Budget) -> CharDFA:
     ids = {(0, 0): 0}
     pairs = [(0, 0)]
     edges: list[list[Edge]] = []
@@ -884,7 +884,7 @@ def _product(a: CharDFA, b: CharDFA, budget: _Budget) -> CharDFA:
     return CharDFA(edges, acc)
 
 
-def _minus_words(a: CharDFA, words: frozenset[str], budget: _Budget) -> CharDFA:
+def _minus_words(a: CharDFA, words: frozenset[str], budget: Budget) -> CharDFA:
     # A trie of the words, run in parallel with ``a``; states where a word ends are not accepting.
     trie: list[dict[int, int]] = [{}]
     ends = {0: False}
@@ -937,7 +937,7 @@ def _minus_words(a: CharDFA, words: frozenset[str], budget: _Budget) -> CharDFA:
 _EMPTY_DFA = CharDFA([[]], [False])
 
 
-def small_dfa(node: Node, budget: _Budget) -> CharDFA:
+def small_dfa(node: Node, budget: Budget) -> CharDFA:
     """Trimmed character DFA for ``And``/``Minus`` (and anything else); empty language allowed."""
     if isinstance(node, And):
         dfas = [node_to_char_dfa(it, budget) for it in node.items]
@@ -985,7 +985,7 @@ def _equal_rows(a: np.ndarray) -> np.ndarray:
 
 
 def _merge_equal_states(
-    table: np.ndarray, accepting: np.ndarray, initial: int, budget: _Budget, rounds: int = 4
+    table: np.ndarray, accepting: np.ndarray, initial: int, budget: Budget, rounds: int = 4
 ):
     """Merge states with identical rows a few times over (memory only; the language is unchanged)."""
     for _ in range(rounds):
@@ -1024,7 +1024,7 @@ def trimmed_nfa(node: Node, limits: Limits, calls=None, rules: dict[str, Node] |
     Raises `SchemaError` when the language is empty.
     """
     try:
-        nfa = NFA(_Budget(limits), counters=True, calls=calls)
+        nfa = NFA(Budget(limits), counters=True, calls=calls)
         start = nfa.new()
         final = nfa.build(node, start)
         if calls is not None:
@@ -1054,7 +1054,7 @@ def node_to_dfa(node: Node, limits: Limits | None = None) -> ByteDFA:
 
     Raises `SchemaError` when the language is empty and `SchemaTooComplex` over a budget.
     """
-    from .json_dfa import LazyByteDFA
+    from .lazy_dfa import LazyByteDFA
 
     return LazyByteDFA(*node_nfa(node, limits)).materialize()
 
@@ -1130,7 +1130,7 @@ def dfa_to_node(dfa: CharDFA) -> Node:
 
 def as_plain(node: Node) -> Node:
     """``And``/``Minus``/``Auto`` rewritten as a plain tree (regex text needs it)."""
-    budget = _Budget(DEFAULT_LIMITS)
+    budget = Budget(DEFAULT_LIMITS)
     d = (
         small_dfa(node, budget)
         if not isinstance(node, Auto)

@@ -1,4 +1,4 @@
-"""Grammars shipped with the package, as Lark text: ``fsm.grammars.load("json")``.
+"""Grammars shipped with the package, as Lark text: ``fsm.grammar.builtin.load("json")``.
 
 >>> sorted(names())
 ['arithmetic', 'json', 'sql']
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from importlib import resources
 
-from ..errors import GrammarError
+from ...errors import GrammarError
 
 
 def names() -> list[str]:

@@ -20,13 +20,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import SpecTooComplex
-from .grammar_lark import LarkGrammar
-from .grammar_lexer import KILL, LexerAutomaton
-from .grammar_parser import LRParser, Truncated
-from .index import pack_bitmask
-from .limits import DEFAULT_LIMITS, Limits
-from .vocabulary import Vocabulary
+from ..errors import SpecTooComplex
+from ..index import pack_bitmask
+from ..limits import DEFAULT_LIMITS, Limits
+from ..vocabulary import Vocabulary
+from .lark import LarkGrammar
+from .lexer import KILL, LexerAutomaton
+from .parser import LRParser, Truncated
 
 _MASK_CACHE_ENTRIES = 1 << 15
 _UNKNOWN = -5  # walk-state transition not computed yet
@@ -535,7 +535,7 @@ class GrammarIndex:
 
     def matcher(self):
         """A fresh matcher at the start of the text (cheap: one per sequence)."""
-        from .grammar_matcher import GrammarMatcher
+        from .matcher import GrammarMatcher
 
         return GrammarMatcher(self)
 

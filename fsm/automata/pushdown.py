@@ -21,9 +21,9 @@ rule's end, through calls of rules that can themselves finish.
 
 from __future__ import annotations
 
-from .errors import SchemaTooComplex
-from .json_ast import Node, Ref
-from .limits import DEFAULT_LIMITS, Limits
+from ..errors import SchemaTooComplex
+from ..limits import DEFAULT_LIMITS, Limits
+from .language import Node, Ref
 
 _MAX_DEPTH = 100_000  # stack frames; reached only by a runaway closure, never by a real document
 
@@ -133,7 +133,7 @@ def pushdown_nfa(root: Node, rules: dict[str, Node], limits: Limits | None = Non
     Returns ``(trans, eps, start, final, limits, counters, calls)``. Raises `SchemaError` when no
     document is possible and `LeftRecursive` when a rule calls itself before reading a character.
     """
-    from .json_automaton import trimmed_nfa
+    from .nfa import trimmed_nfa
 
     limits = limits or DEFAULT_LIMITS
     calls = Calls()
@@ -149,7 +149,7 @@ def pushdown_nfa(root: Node, rules: dict[str, Node], limits: Limits | None = Non
 
 def pushdown_dfa(root: Node, rules: dict[str, Node], limits: Limits | None = None):
     """A `LazyByteDFA` over the configurations of ``root`` and its ``rules`` (see module doc)."""
-    from .json_dfa import LazyByteDFA
+    from .lazy_dfa import LazyByteDFA
 
     trans, eps, start, final, limits, counters, calls = pushdown_nfa(root, rules, limits)
     return LazyByteDFA(trans, eps, start, final, limits, counters, calls)

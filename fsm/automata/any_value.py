@@ -20,8 +20,8 @@ Every state can finish (close its open brackets), so the block never leads into 
 
 from __future__ import annotations
 
-from .json_ast import ANY_CHAR, Cls, Enc, Node, alt, lit, rep, seq
-from .json_numbers import Bounds, number_node
+from .language import ANY_CHAR, Cls, Enc, Node, alt, lit, rep, seq
+from .numbers import Bounds, number_node
 
 _CLOSE = {"[": "]", "{": "}"}
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import TokenRejected
-from .grammar_index import GrammarIndex
-from .index import unpack_bitmask
-from .matcher import tokenize_longest
+from ..errors import TokenRejected
+from ..index import unpack_bitmask
+from ..matcher import tokenize_longest
+from .index import GrammarIndex
 
 FINISHED = None  # the configuration after EOS
 

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import SchemaTooComplex
-from .limits import DEFAULT_LIMITS, Limits
-from .regex import ByteDFA
+from ..errors import SchemaTooComplex
+from ..limits import DEFAULT_LIMITS, Limits
+from .byte_dfa import ByteDFA
 
 
 class LazyByteDFA:
@@ -78,7 +78,7 @@ class LazyByteDFA:
             return out
         out = self._btrans[q] if q >= 0 else self._vbtrans.get(q)
         if out is None:
-            from .json_automaton import utf8_sequences
+            from .nfa import utf8_sequences
 
             out = []
             for lo, hi, t in self._char_trans[q] if q >= 0 else self._counters.edges(q):
@@ -246,12 +246,12 @@ class LazyByteDFA:
 
     def materialize(self) -> ByteDFA:
         """Every state expanded, as a plain `ByteDFA` (identical rows merged, columns folded)."""
-        from .json_automaton import _Budget, _equal_rows, _merge_equal_states
+        from .nfa import Budget, _equal_rows, _merge_equal_states
 
         self.expand_all()
         n = self.n_states
         table, accepting, initial = _merge_equal_states(
-            self._table[:n].copy(), self._accepting[:n].copy(), self.initial, _Budget(self.limits)
+            self._table[:n].copy(), self._accepting[:n].copy(), self.initial, Budget(self.limits)
         )
         groups = _equal_rows(np.ascontiguousarray(table.T))
         cols = table[:, np.unique(groups, return_index=True)[1]]

@@ -22,9 +22,9 @@ import threading
 
 import numpy as np
 
+from .automata import LazyByteDFA
 from .errors import SpecTooComplex
 from .index import FINISHED, Row, pack_bitmask, walk_tokens
-from .json_dfa import LazyByteDFA
 from .limits import DEFAULT_LIMITS, Limits
 from .vocabulary import Vocabulary
 

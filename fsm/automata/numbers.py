@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from .json_ast import EMPTY, NEVER, Node, alt, cls, lit, opt, rep, seq
+from .language import EMPTY, NEVER, Node, alt, cls, lit, opt, rep, seq
 
 MAX_INTEGER_DIGITS = 20
 MAX_FRACTION_DIGITS = 20
@@ -94,7 +94,7 @@ def natural_range(lo: int, hi: int | None, max_digits: int = MAX_INTEGER_DIGITS)
 
 
 def _min_len(node: Node) -> int:
-    from .json_ast import Alt, Cls, Lit, Rep, Seq
+    from .language import Alt, Cls, Lit, Rep, Seq
 
     if isinstance(node, Lit):
         return len(node.text)
@@ -329,7 +329,7 @@ def number_node(
 
 def divisible_integers(m: int, max_digits: int = MAX_INTEGER_DIGITS):
     """A `json_ast.Auto` accepting canonical JSON integers divisible by ``m`` (``m`` > 0)."""
-    from .json_ast import Auto
+    from .language import Auto
 
     # states: 0 start, 1 after '-', 2 the literal "0" (accepting), 3.. remainder r after a digit >= 1
     edges: list[list[tuple[int, int, int]]] = [[], [], []] + [[] for _ in range(m)]

@@ -19,13 +19,14 @@ from __future__ import annotations
 import json
 import re
 
-from .json_ast import (
+from ..automata import (
     ANY_CHAR,
     EMPTY,
     NEVER,
     Alt,
     And,
     Auto,
+    Bounds,
     Cls,
     Enc,
     Lit,
@@ -38,11 +39,11 @@ from .json_ast import (
     Val,
     alt,
     lit,
+    number_node,
     rep,
     seq,
     to_regex,
 )
-from .json_numbers import Bounds, number_node
 
 
 def _has_ref(node: Node, memo: dict) -> bool:
@@ -248,7 +249,7 @@ class _Writer:
             self.deadline.check("JSON schema grammar")
         rx = to_regex(node)
         if len(rx) > _MAX_TERMINAL_CHARS:
-            from .errors import SchemaTooComplex
+            from ..errors import SchemaTooComplex
 
             raise SchemaTooComplex(
                 f"a terminal of the schema's grammar is {len(rx):,} characters of regex (limit "
@@ -264,7 +265,7 @@ class _Writer:
         if node == EMPTY:
             return ""
         if node == NEVER:
-            from .errors import SchemaError
+            from ..errors import SchemaError
 
             raise SchemaError("an empty language inside the schema's grammar")
         if nullable(node):
@@ -487,7 +488,7 @@ class _Writer:
                     live.add(key)
                     changed = True
         if (0, 0, 0, False) not in live:
-            from .errors import SchemaError
+            from ..errors import SchemaError
 
             raise SchemaError("object members admit no combination (minProperties/maxProperties/required)")
         for key, rule in names.items():
@@ -562,7 +563,7 @@ def to_lark(root: Node, rules: dict[str, Node], max_string_length: int | None = 
     Rules whose language is empty (a ``$ref`` to ``false``, contradictory definitions) are removed
     with every alternative that needs them. Raises `SchemaError` when nothing is left.
     """
-    from .errors import SchemaError, SpecTooComplex
+    from ..errors import SchemaError, SpecTooComplex
 
     prod: set[str] = set()
     changed = True
@@ -586,7 +587,7 @@ def to_lark(root: Node, rules: dict[str, Node], max_string_length: int | None = 
     except SpecTooComplex:
         raise
     except ValueError as exc:  # an intersection inside a terminal that turned out empty
-        from .errors import UnsupportedSchema
+        from ..errors import UnsupportedSchema
 
         raise UnsupportedSchema(
             f"a part of the schema admits no value only once its constraints are intersected ({exc}); the "

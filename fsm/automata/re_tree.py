@@ -21,7 +21,7 @@ except ImportError:  # pragma: no cover - Python 3.10
 
 import re
 
-from .json_ast import Node, alt, cls, complement, normalize_ranges, rep, seq
+from .language import Node, alt, cls, complement, normalize_ranges, rep, seq
 
 _ALL = ((0, 0x10FFFF),)
 _CATEGORIES = {

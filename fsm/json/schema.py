@@ -29,23 +29,23 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 import math
 import re
+import time
 import warnings
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 from urllib.parse import unquote, urldefrag, urljoin
 
-from .errors import GrammarError, SchemaError, SchemaTooComplex, SpecError, SpecTooComplex, UnsupportedSchema
-from .json_ast import (
+from ..automata import (
     ANY_CHAR,
     EMPTY,
     NEVER,
     And,
     AnyJson,
     Auto,
+    Bounds,
     Cls,
     Enc,
     Lit,
@@ -55,16 +55,19 @@ from .json_ast import (
     Ref,
     Val,
     alt,
+    divisible_integers,
+    integer_node,
     lit,
+    number_node,
     opt,
     rep,
     seq,
     to_regex,
 )
-from .json_formats import format_node
-from .json_numbers import Bounds, divisible_integers, integer_node, number_node
-from .json_pattern import pattern_node
-from .limits import DEFAULT_LIMITS, Limits
+from ..errors import GrammarError, SchemaError, SchemaTooComplex, SpecError, SpecTooComplex, UnsupportedSchema
+from ..limits import DEFAULT_LIMITS, Limits
+from .formats import format_node
+from .patterns import pattern_node
 
 _ROOT_URI = "urn:fsm-json-schema:root"
 _NFA_STATES_BEFORE_GRAMMAR = 100_000
@@ -381,9 +384,9 @@ class _Translator:
 
     def _budget(self):
         """An automaton budget on the translation's own deadline (one budget per compile)."""
-        from .json_automaton import _Budget
+        from ..automata import Budget
 
-        budget = _Budget(self.limits)
+        budget = Budget(self.limits)
         budget.deadline = self.deadline
         return budget
 
@@ -892,7 +895,7 @@ class _Translator:
 
     def _string_complement(self, s: dict, loc: _Loc) -> Node:
         """The decoded strings that ``s``'s pattern/minLength/maxLength reject (a complemented DFA)."""
-        from .json_automaton import complement_dfa, small_dfa
+        from ..automata import complement_dfa, small_dfa
 
         parts: list[Node] = []
         lo = _count(s["minLength"], "minLength", loc) if "minLength" in s else 0
@@ -1191,7 +1194,7 @@ class _Translator:
         return langs[0] if len(langs) == 1 else And(tuple(langs))
 
     def _disjoint_patterns(self, pats: list[str], loc: _Loc) -> bool:
-        from .json_automaton import small_dfa
+        from ..automata import small_dfa
 
         budget = self._budget()
         for i in range(len(pats)):
@@ -1760,7 +1763,7 @@ class JsonSchema:
 
     def to_dfa(self, limits: Limits | None = None):
         """The byte DFA of the documents this schema generates (non-recursive schemas)."""
-        from .json_automaton import node_to_dfa
+        from ..automata import node_to_dfa
 
         self._translate(limits)
         return node_to_dfa(self.node(), limits)
@@ -1774,7 +1777,7 @@ class JsonSchema:
             return limits.within(limits.max_seconds - (time.monotonic() - started))
 
         def via_grammar():
-            from .grammar import Grammar
+            from ..grammar.spec import Grammar
 
             text = self.to_grammar(left())
             return Grammar(text)._build(vocab, limits, seconds=left().max_seconds)
@@ -1783,7 +1786,7 @@ class JsonSchema:
             # every $ref a rule, run by a lazily determinized pushdown automaton (json_pushdown);
             # the LALR grammar only where that cannot go (left recursion, a vocabulary that cannot
             # spell every byte on its own)
-            from .json_pushdown import LeftRecursive, pushdown_dfa
+            from ..automata import LeftRecursive, pushdown_dfa
 
             try:
                 lazy = pushdown_dfa(*self._rules(left(), pushdown=True), limits=left())
@@ -1802,9 +1805,8 @@ class JsonSchema:
                     ng.pointer if ng else "",
                 ) from None
 
-        from .json_automaton import node_nfa
-        from .json_dfa import LazyByteDFA
-        from .json_index import LazyJsonIndex
+        from ..automata import LazyByteDFA, node_nfa
+        from ..lazy_index import LazyJsonIndex
 
         _, ng = self._translate(limits)
         if ng is not None:
@@ -1831,7 +1833,7 @@ class JsonSchema:
             return LazyJsonIndex(lazy, vocab, fingerprint=self.fingerprint, limits=limits)
         if self._any_json:  # the pushdown block has no finite table for the eager index to prune
             return via_pushdown()
-        from .index import RegexIndex  # token-level dead ends need the eager index's pruning
+        from ..index import RegexIndex  # token-level dead ends need the eager index's pruning
 
         return RegexIndex(lazy.materialize(), vocab, fingerprint=self.fingerprint, limits=limits)
 
@@ -1846,7 +1848,7 @@ class JsonSchema:
         d0: ("[" "]" | "[" d0 [("," d0)] "]")
         """
         root, rules = self._rules(limits, pushdown=False)
-        from .json_lark import to_lark
+        from .lark_writer import to_lark
 
         return to_lark(root, rules, self.max_string_length, limits or DEFAULT_LIMITS)
 

@@ -11,8 +11,8 @@ import hashlib
 import time
 from dataclasses import dataclass
 
-from .errors import GrammarError
-from .limits import Limits
+from ..errors import GrammarError
+from ..limits import Limits
 
 
 @dataclass(frozen=True)
@@ -44,10 +44,10 @@ class Grammar:
 
     def _build(self, vocab, limits: Limits | None = None, seconds: float | None = None):
         """The token index; ``seconds`` bounds lark's table construction (default: the limits' budget)."""
-        from .grammar_index import GrammarIndex
-        from .grammar_lark import load_lark_bounded
-        from .grammar_lexer import build_lexer
-        from .limits import DEFAULT_LIMITS
+        from ..limits import DEFAULT_LIMITS
+        from .index import GrammarIndex
+        from .lark import load_lark_bounded
+        from .lexer import build_lexer
 
         limits = limits or DEFAULT_LIMITS
         started = time.monotonic()
@@ -69,6 +69,6 @@ class Grammar:
         >>> Grammar.builtin("json").start
         'start'
         """
-        from .grammars import load
+        from .builtin import load
 
         return cls(load(name), **options)

@@ -32,8 +32,7 @@ except ImportError:  # pragma: no cover - Python 3.10
     import sre_constants as _c  # type: ignore[no-redef]
     import sre_parse as _parser  # type: ignore[no-redef]
 
-from .errors import UnsupportedSchema
-from .json_ast import (
+from ..automata import (
     ANY_CHAR,
     EMPTY,
     NEVER,
@@ -47,6 +46,7 @@ from .json_ast import (
     rep,
     seq,
 )
+from ..errors import UnsupportedSchema
 
 _LINE_TERMINATORS: Ranges = ((0x0A, 0x0A), (0x0D, 0x0D), (0x2028, 0x2029))
 _DOT: Ranges = normalize_ranges(complement(_LINE_TERMINATORS))

@@ -11,7 +11,7 @@ import re
 import threading
 from dataclasses import dataclass, field
 
-from .errors import GrammarError
+from ..errors import GrammarError
 
 # lark's common.ESCAPED_STRING uses a lookbehind; this lookaround-free regex matches the same strings
 # with the same (first unescaped quote) end, so the byte DFA can be built from it.
@@ -392,7 +392,7 @@ def load_lark_bounded(text: str, start: str = "start", seconds: float | None = N
     import signal
     import time
 
-    from .errors import SpecTooComplex
+    from ..errors import SpecTooComplex
 
     r, w = os.pipe()
     pid = os.fork()
