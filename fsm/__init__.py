@@ -27,6 +27,7 @@ from .index import RegexIndex, pack_bitmask, unpack_bitmask
 from .limits import Limits
 from .matcher import Matcher
 from .regex import Choice, Regex, regex_to_dfa
+from .spec import Spec
 from .vocabulary import Vocabulary
 
 Index = RegexIndex
@@ -61,6 +62,7 @@ __all__ = [
     "Regex",
     "SchemaError",
     "SchemaTooComplex",
+    "Spec",
     "SpecError",
     "SpecTooComplex",
     "TokenRejected",

@@ -14,6 +14,7 @@ from .cache import DiskCache, cache_root
 from .errors import SpecError
 from .index import FINISHED, RegexIndex, Row
 from .limits import DEFAULT_LIMITS, Limits
+from .spec import Spec
 from .vocabulary import Vocabulary
 
 VERSION = "0.1.0"
@@ -25,7 +26,7 @@ _memory: "OrderedDict[tuple, Any]" = OrderedDict()
 
 def _spec_of(spec: Any):
     """Accept spec objects; turn obvious shorthands (pydantic class, schema dict) into specs."""
-    if hasattr(spec, "_build") and hasattr(spec, "fingerprint"):
+    if isinstance(spec, Spec):
         return spec
     if isinstance(spec, dict) or (isinstance(spec, type) and hasattr(spec, "model_json_schema")):
         from .json.schema import JsonSchema
@@ -69,7 +70,7 @@ def compile(spec: Any, vocab: Vocabulary, limits: Limits | None = None, cache: b
     if disk is not None:
         index = _load(disk, _disk_key(spec.fingerprint, vocab), vocab, spec.fingerprint, limits)
     if index is None:
-        index = spec._build(vocab, limits)
+        index = spec.build_index(vocab, limits)
         if disk is not None and isinstance(index, RegexIndex):
             save(index, disk)
     if cache:

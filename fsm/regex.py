@@ -55,7 +55,7 @@ class Regex:
     def to_regex(self) -> str:
         return self.pattern
 
-    def _build(self, vocab, limits: Limits | None = None):
+    def build_index(self, vocab, limits: Limits | None = None):
         from .index import RegexIndex
 
         return RegexIndex(
@@ -90,7 +90,7 @@ class Choice:
     def fingerprint(self) -> str:
         return "choice:" + hashlib.sha256(self.to_regex().encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
-    def _build(self, vocab, limits: Limits | None = None):
+    def build_index(self, vocab, limits: Limits | None = None):
         from .index import RegexIndex
 
         return RegexIndex(

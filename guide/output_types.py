@@ -152,9 +152,9 @@ def output_type(tp: Any, whitespace: Any = None) -> OutputType:
         return _pydantic_model(tp, whitespace)
     if isinstance(tp, (dict, str)) and not isinstance(tp, type):
         return _schema(tp, whitespace)
-    if type(tp).__name__ == "JsonSchema":
+    if isinstance(tp, fsm.JsonSchema):
         return _json_spec(tp)
-    if hasattr(tp, "_build") and hasattr(tp, "fingerprint"):
+    if isinstance(tp, fsm.Spec):
         return OutputType(tp, str, type(tp).__name__)  # any other fsm spec (fsm.Grammar…): its text
     if callable(getattr(tp, "matcher", None)) and hasattr(tp, "vocabulary"):
         return OutputType(tp, str, "compiled index")  # an already compiled fsm index

@@ -72,7 +72,7 @@ class GrammarIndex:
 
     >>> from fsm.grammar import Grammar
     >>> v = Vocabulary([b"(", b")", b"()", b"x", None], eos_token_ids=[4])
-    >>> idx = Grammar('start: "(" start ")" | "x"')._build(v)
+    >>> idx = Grammar('start: "(" start ")" | "x"').build_index(v)
     >>> m = idx.matcher(); m.advance(0); m.allowed_token_ids().tolist()
     [0, 3]
     """

@@ -42,7 +42,7 @@ class Grammar:
         )
         return "grammar:" + h.hexdigest()[:32]
 
-    def _build(self, vocab, limits: Limits | None = None, seconds: float | None = None):
+    def build_index(self, vocab, limits: Limits | None = None, seconds: float | None = None):
         """The token index; ``seconds`` bounds lark's table construction (default: the limits' budget)."""
         from ..limits import DEFAULT_LIMITS
         from .index import GrammarIndex

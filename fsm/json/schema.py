@@ -1768,7 +1768,7 @@ class JsonSchema:
         self._translate(limits)
         return node_to_dfa(self.node(), limits)
 
-    def _build(self, vocab, limits: Limits | None = None):
+    def build_index(self, vocab, limits: Limits | None = None):
         # One seconds budget for the whole compile: every phase gets what the earlier ones left.
         limits = limits or DEFAULT_LIMITS
         started = time.monotonic()
@@ -1780,7 +1780,7 @@ class JsonSchema:
             from ..grammar.spec import Grammar
 
             text = self.to_grammar(left())
-            return Grammar(text)._build(vocab, limits, seconds=left().max_seconds)
+            return Grammar(text).build_index(vocab, limits, seconds=left().max_seconds)
 
         def via_pushdown():
             # every $ref a rule, run by a lazily determinized pushdown automaton (json_pushdown);
