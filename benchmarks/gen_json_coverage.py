@@ -301,14 +301,14 @@ def _probe(schema) -> str:
     warnings.simplefilter("ignore")
     try:
         spec = JsonSchema(schema)
-        if spec._translate()[1] is not None:  # recursive: rules of the pushdown automaton
+        if spec.translation()[1] is not None:  # recursive: rules of the pushdown automaton
             from fsm.automata import pushdown_dfa
 
-            pushdown_dfa(*spec._rules(None, pushdown=True))
+            pushdown_dfa(*spec.rules(None, pushdown=True))
         elif spec.is_recursive:  # an unbounded any-value block
             from fsm.automata import node_nfa
 
-            node_nfa(spec._node())
+            node_nfa(spec.tree())
         else:
             spec.to_dfa()
         return "compiles"

@@ -8,7 +8,7 @@ DFAs and the product lexer cheap, and a key never shares a terminal with the val
 keys of sibling alternatives never fight over the same text. ``json_value`` is compact JSON. No
 ``%ignore``: the layout is exactly the compact one the regular path generates.
 
->>> from fsm.json_ast import lit, seq, Ref
+>>> from fsm.automata import lit, seq, Ref
 >>> print(to_lark(seq(lit("["), Ref("d0"), lit("]")), {"d0": lit("1")}), end="")
 start: "[" d0 "]"
 d0: "1"

@@ -1,0 +1,182 @@
+"""Array languages: ``prefixItems``/``items``/``additionalItems``, ``min``/``maxItems``, ``contains``
+(with ``minContains``) and ``uniqueItems`` over a finite item set.
+"""
+
+from __future__ import annotations
+
+from ..automata import EMPTY, NEVER, Members, Node, Val, lit, opt, rep, seq
+from ..errors import SchemaError
+from .context import Context, Loc
+from .keywords import count
+from .values import finite_values
+
+
+def array_language(t: Context, schemas: list[Loc], depth: int) -> Node:
+    prefixes: list[list[Loc]] = []
+    rests: list[Loc | None] = []
+    for f in schemas:
+        s = f.schema
+        prefix: list[Loc] = []
+        rest: Loc | None = None
+        items = s.get("items")
+        if "prefixItems" in s:
+            if not isinstance(s["prefixItems"], list):
+                raise SchemaError(f"prefixItems at {f.ptr or '/'} must be an array")
+            prefix = [f.at("prefixItems", i) for i in range(len(s["prefixItems"]))]
+        if isinstance(items, list):
+            prefix = [f.at("items", i) for i in range(len(items))]
+            if "additionalItems" in s:
+                rest = f.at("additionalItems")
+        elif items is not None:
+            rest = f.at("items")
+        if rest is None and s.get("unevaluatedItems") is False:
+            rest = Loc(False, f.ptr + "/unevaluatedItems", f.base)
+        elif "unevaluatedItems" in s and s["unevaluatedItems"] not in (False, True):
+            t.unsupported("unevaluatedItems", f, "only false is enforced")
+        prefixes.append(prefix)
+        rests.append(rest)
+    min_i = max(
+        [count(f.schema["minItems"], "minItems", f) for f in schemas if "minItems" in f.schema] or [0]
+    )
+    maxes = [count(f.schema["maxItems"], "maxItems", f) for f in schemas if "maxItems" in f.schema]
+    max_i = min(maxes) if maxes else None
+    n = max((len(p) for p in prefixes), default=0)
+    if max_i is not None:
+        n = min(n, max_i)
+
+    def locs_at(i: int) -> list[Loc]:
+        out = []
+        for p, r in zip(prefixes, rests):
+            if i < len(p):
+                out.append(p[i])
+            elif r is not None:
+                out.append(r)
+        return out
+
+    contains = [f for f in schemas if "contains" in f.schema]
+    unique = any(f.schema.get("uniqueItems") is True for f in schemas)
+    rest_locs = [r for r in rests if r is not None]
+    rest_allowed = max_i is None or max_i > n
+    if any(r.schema is False for r in rest_locs):
+        rest_allowed = False
+    if unique and (max_i is None or max_i > 1):
+        return _unique_array(t, schemas, prefixes, rest_locs, min_i, max_i, depth)
+    if contains:
+        return _contains_array(t, schemas, contains, prefixes, rest_locs, min_i, max_i, depth)
+
+    sep = lit(t.layout.sep(depth))
+    elems: list[Node] = []
+    for i in range(n):
+        node = t.value(locs_at(i), depth + 1)
+        elems.append(node)
+    # rest elements beyond the prefix
+    k_hi = None if max_i is None else max_i - n
+    if rest_allowed and (k_hi is None or k_hi > 0):
+        rest_locs = [r for r in rest_locs if r.schema is not True]
+        rest = t.value(rest_locs, depth + 1) if rest_locs else t.any_value(depth + 1, schemas[0])
+    else:
+        rest = NEVER
+        k_hi = 0
+    if n < min_i and rest == NEVER:
+        return NEVER
+
+    def build(min_count: int) -> tuple[Node, bool]:
+        """Elements with at least ``min_count`` of them (>= 1): the body, and whether it can be empty."""
+        lo_rest = max(0, min_count - n)
+        if rest == NEVER:
+            tail = EMPTY if lo_rest == 0 else NEVER
+        elif n == 0:
+            hi1 = None if k_hi is None else k_hi - 1
+            tail = seq(rest, rep(seq(sep, rest), max(lo_rest - 1, 0), hi1))
+            if lo_rest == 0:
+                tail = opt(tail)
+        else:
+            tail = rep(seq(sep, rest), lo_rest, k_hi)
+        node = tail
+        for i in range(n - 1, -1, -1):
+            node = seq(sep if i > 0 else EMPTY, elems[i], node)
+            if i >= min_count:
+                node = opt(node)
+        return node, False
+
+    body, _ = build(max(min_i, 1))
+    return t.layout.container("[", "]", body, min_i == 0, depth)
+
+
+def _unique_array(t: Context, schemas, prefixes, rest_locs, min_i, max_i, depth) -> Node:
+    """uniqueItems over a finite item set: the items in a fixed order, each at most once."""
+    loc = next(f for f in schemas if f.schema.get("uniqueItems") is True)
+    if any(prefixes) or not rest_locs:
+        t.unsupported("uniqueItems", loc, "enforced only for items drawn from a finite set (enum/const)")
+        return array_language(
+            t,
+            [Loc({k: v for k, v in f.schema.items() if k != "uniqueItems"}, f.ptr, f.base) for f in schemas],
+            depth,
+        )
+    values = finite_values(t, rest_locs)
+    if values is None:
+        t.unsupported("uniqueItems", loc, "enforced only for items drawn from a finite set (enum/const)")
+        return array_language(
+            t,
+            [Loc({k: v for k, v in f.schema.items() if k != "uniqueItems"}, f.ptr, f.base) for f in schemas],
+            depth,
+        )
+    items = tuple((lit(t.layout.dump(v, depth + 1)), 0, 1) for v in values)
+    if len(items) < min_i:
+        return NEVER
+    if not items:
+        return lit("[]") if min_i == 0 else NEVER
+    body = Members(items, lit(t.layout.sep(depth)), max(min_i, 1), max_i)
+    return t.layout.container("[", "]", body, min_i == 0, depth)
+
+
+def _contains_array(t: Context, schemas, contains, prefixes, rest_locs, min_i, max_i, depth) -> Node:
+    """contains with minContains only: that many items drawn from (items ∧ contains), anywhere."""
+    loc = contains[0]
+    min_c = max([count(f.schema.get("minContains", 1), "minContains", f) for f in contains])
+    max_cs = [f.schema["maxContains"] for f in contains if "maxContains" in f.schema]
+    if any(prefixes) or (max_cs and (max_i is None or min(max_cs) < max_i)):
+        t.unsupported("contains", loc, "enforced only without prefixItems and without a binding maxContains")
+        return array_language(
+            t,
+            [
+                Loc(
+                    {
+                        k: v
+                        for k, v in f.schema.items()
+                        if k not in ("contains", "minContains", "maxContains")
+                    },
+                    f.ptr,
+                    f.base,
+                )
+                for f in schemas
+            ],
+            depth,
+        )
+    base = [r for r in rest_locs if r.schema is not True]
+    item = t.value(base, depth + 1) if base else t.any_value(depth + 1, loc)
+    hit = t.value(base + [f.at("contains") for f in contains], depth + 1)
+    if min_c == 0:
+        hit = NEVER
+    sep = lit(t.layout.sep(depth))
+    if hit == NEVER and min_c > 0:
+        return NEVER
+    if _unval(hit) == _unval(item) and min_c > 0:
+        # every item matches contains (contains: true, or implied by items): just a count
+        body = Members(((item, max(min_i, min_c), max_i),), sep, max(min_i, min_c, 1), max_i)
+        return t.layout.container("[", "]", body, False, depth)
+    seq_items: list[tuple[Node, int, int | None]] = []
+    for _ in range(min_c):
+        seq_items.append((item, 0, None))
+        seq_items.append((hit, 1, 1))
+    seq_items.append((item, 0, None))
+    if max_i is not None and max_i < min_c:
+        return NEVER
+    body = Members(tuple(seq_items), sep, max(min_i, 1), max_i)
+    return t.layout.container("[", "]", body, min_i == 0 and min_c == 0, depth)
+
+
+def _unval(node: Node) -> Node:
+    while isinstance(node, Val):
+        node = node.item
+    return node

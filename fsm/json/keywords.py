@@ -1,0 +1,141 @@
+"""The JSON Schema vocabulary as this translator reads it: keyword sets, and checks of keyword arguments.
+
+>>> sorted(types_of({"type": ["integer", "null"]}, Loc({}, "", "")))
+['integer', 'null']
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..errors import SchemaError
+from .context import Loc
+
+TYPES = ("null", "boolean", "object", "array", "string", "number", "integer")
+
+OBJECT_KW = {
+    "properties",
+    "required",
+    "additionalProperties",
+    "patternProperties",
+    "propertyNames",
+    "minProperties",
+    "maxProperties",
+    "dependentRequired",
+    "unevaluatedProperties",
+}
+
+ARRAY_KW = {
+    "items",
+    "prefixItems",
+    "additionalItems",
+    "minItems",
+    "maxItems",
+    "contains",
+    "minContains",
+    "maxContains",
+    "uniqueItems",
+    "unevaluatedItems",
+}
+
+STRING_KW = {"minLength", "maxLength", "pattern"}
+
+NUMBER_KW = {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}
+
+# Vocabulary keywords that constrain instances in a way no automaton here enforces.
+UNSUPPORTED = {"$dynamicRef", "$recursiveRef"}
+
+REF_SIBLINGS_OK = {
+    "$ref",
+    "title",
+    "description",
+    "$comment",
+    "default",
+    "examples",
+    "example",
+    "readOnly",
+    "writeOnly",
+    "deprecated",
+}
+
+NO_CONSTRAINT = {
+    "title",
+    "description",
+    "$comment",
+    "default",
+    "examples",
+    "example",
+    "readOnly",
+    "writeOnly",
+    "deprecated",
+    "$schema",
+}
+
+
+def type_set(t: Any) -> set[str]:
+    return (
+        {t} if isinstance(t, str) else {x for x in t if isinstance(x, str)} if isinstance(t, list) else set()
+    )
+
+
+def trivial(s: Any) -> bool:
+    """A schema every value satisfies, by its keys alone (true, {}, annotations only)."""
+    return s is True or (isinstance(s, dict) and set(s) <= NO_CONSTRAINT)
+
+
+def pure_ref(s: Any, draft: int) -> str | None:
+    """The $ref of a schema that is nothing but a reference (siblings are annotations, or ignored)."""
+    if not isinstance(s, dict) or "$ref" not in s:
+        return None
+    if draft <= 7 or set(s) <= REF_SIBLINGS_OK:
+        return s["$ref"]
+    return None
+
+
+def meet(a: set[str], b: set[str]) -> set[str]:
+    """Types allowed by both sets (integer is a subtype of number)."""
+    out = set()
+    for t in a:
+        if t in b:
+            out.add(t)
+        elif (t == "integer" and "number" in b) or (t == "number" and "integer" in b):
+            out.add("integer")
+    return out
+
+
+def count(v: Any, kw: str, loc: Loc) -> int:
+    if isinstance(v, float) and v.is_integer():
+        v = int(v)
+    if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+        raise SchemaError(f"{kw} at {loc.ptr or '/'} must be a non-negative integer, got {v!r}")
+    return v
+
+
+def num(v: Any, kw: str, loc: Loc):
+    if (
+        isinstance(v, bool)
+        or not isinstance(v, (int, float))
+        or (isinstance(v, float) and not math.isfinite(v))
+    ):
+        raise SchemaError(f"{kw} at {loc.ptr or '/'} must be a finite number, got {v!r}")
+    return v
+
+
+def types_of(s: dict, loc: Loc) -> set[str] | None:
+    t = s.get("type")
+    if t is None:
+        return None
+    ts = [t] if isinstance(t, str) else t
+    if not isinstance(ts, list) or not all(isinstance(x, str) for x in ts):
+        raise SchemaError(f"type at {loc.ptr or '/'} must be a string or an array of strings")
+    out = set()
+    for x in ts:
+        if x == "any":
+            return None
+        if x not in TYPES:
+            raise SchemaError(f"unknown type {x!r} at {loc.ptr or '/'}/type")
+        out.add(x)
+    if s.get("nullable") is True:
+        out.add("null")
+    return out

@@ -1,0 +1,41 @@
+"""Where whitespace goes in generated JSON: compact (none), or exactly ``json.dumps(indent=k)``'s layout.
+
+>>> Layout(2).sep(0)
+',\\n  '
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..automata import NEVER, Node, alt, lit, seq
+
+
+class Layout:
+    """Where whitespace goes: compact, or json.dumps(indent=k) layout."""
+
+    def __init__(self, indent: int | None):
+        self.indent = indent
+
+    @property
+    def colon(self) -> str:
+        return ":" if self.indent is None else ": "
+
+    def sep(self, depth: int) -> str:
+        return "," if self.indent is None else ",\n" + " " * (self.indent * (depth + 1))
+
+    def container(self, open_: str, close: str, body: Node, body_if_empty_allowed: bool, depth: int) -> Node:
+        """``open body close``; ``body`` must be non-empty; the empty container is allowed if asked."""
+        empty = lit(open_ + close) if body_if_empty_allowed else NEVER
+        if self.indent is None:
+            return alt(empty, seq(lit(open_), body, lit(close)))
+        pad = " " * (self.indent * (depth + 1))
+        end = " " * (self.indent * depth)
+        return alt(empty, seq(lit(open_ + "\n" + pad), body, lit("\n" + end + close)))
+
+    def dump(self, value: Any, depth: int) -> str:
+        if self.indent is None:
+            return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        text = json.dumps(value, indent=self.indent, ensure_ascii=False, allow_nan=False)
+        return text.replace("\n", "\n" + " " * (self.indent * depth))

@@ -1,0 +1,80 @@
+"""``not``: the subschemas whose negation has an exact positive form here, and that form.
+
+A negated string schema (pattern/length) becomes the complement of its string language; a negated
+``enum``/``const`` excludes those values; ``type``, ``required`` and De Morgan over ``anyOf``/``allOf``
+are rewritten as positive schemas. Anything else is unsupported.
+
+>>> negation(None, {"type": "string"}, None, 0)
+{'type': ['null', 'boolean', 'object', 'array', 'number', 'integer']}
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .context import Context, Loc
+from .keywords import STRING_KW, TYPES, trivial
+
+NO_NEGATION = object()  # a `not` subschema without an exact positive equivalent here
+
+
+def negate(t: Context, loc: Loc) -> Loc | None:
+    """``not`` forms with an exact positive equivalent; others are unsupported."""
+    neg = negation(t, loc.schema, loc, 0)
+    if neg is NO_NEGATION:
+        t.unsupported(
+            "not",
+            Loc(None, loc.ptr.rsplit("/", 1)[0], loc.base),
+            "only not with type, enum, const, required, pattern/minLength/maxLength and "
+            "anyOf/allOf/not of those is enforced",
+        )
+        return None
+    if neg is True:
+        return None
+    return Loc(neg, loc.ptr, loc.base)
+
+
+def negation(t: Context, s: Any, loc: Loc, depth: int) -> Any:
+    """A schema for exactly the values ``s`` rejects, or ``NO_NEGATION``."""
+    if depth > 16:
+        return NO_NEGATION
+    if s is True or trivial(s):
+        return False
+    if s is False:
+        return True
+    if not isinstance(s, dict):
+        return NO_NEGATION
+    keys = set(s) - {"title", "description", "$comment", "default", "examples"}
+    if keys == {"$ref"}:
+        target, _ = t.resolve(s["$ref"], loc)
+        return negation(t, target.schema, target, depth + 1)
+    if keys == {"not"}:
+        return s["not"]
+    if keys in ({"anyOf"}, {"allOf"}) and isinstance(s[next(iter(keys))], list) and s[next(iter(keys))]:
+        kw = next(iter(keys))
+        parts = [negation(t, sub, loc, depth + 1) for sub in s[kw]]
+        if any(p is NO_NEGATION for p in parts):
+            return NO_NEGATION
+        return {"allOf": parts} if kw == "anyOf" else {"anyOf": parts}  # De Morgan
+    if keys == {"required"} and isinstance(s["required"], list) and s["required"]:
+        # some required name absent (objects only: the others satisfy "required")
+        return {"anyOf": [{"type": "object", "properties": {name: False}} for name in s["required"]]}
+    # (not `format`: its automaton may be a subset of what the format checker accepts, and the
+    # complement of a subset would let through strings that are valid, so must be rejected)
+    if keys and keys <= STRING_KW | {"type"} and keys != {"type"} and s.get("type", "string") == "string":
+        other = [t for t in TYPES if t != "string"]
+        strings = {"type": "string", "x-fsm-not-string": {k: v for k, v in s.items() if k != "type"}}
+        return {"anyOf": [{"type": other}, strings]} if "type" in s else strings
+    plain = set(s) - {"title", "description", "$comment"}
+    if plain == {"type"}:
+        ty = s["type"]
+        ts = {ty} if isinstance(ty, str) else set(ty) if isinstance(ty, list) else set()
+        keep = [x for x in TYPES if x not in ts and not (x == "integer" and "number" in ts)]
+        if "integer" in ts and "number" not in ts:
+            keep.remove("number")  # non-integral numbers only: not expressible, keep it simple
+        return {"type": keep}
+    if plain in ({"enum"}, {"const"}):
+        values = s["enum"] if "enum" in s else [s["const"]]
+        if isinstance(values, list):
+            return {"x-fsm-not-enum": values}
+    return NO_NEGATION

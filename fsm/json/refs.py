@@ -1,0 +1,122 @@
+"""``$id``/``$anchor`` indexing and ``$ref`` resolution within one schema document (no remote fetches).
+
+>>> refs = Refs({"$defs": {"a": {"type": "string"}}}, 2020)
+>>> refs.resolve("#/$defs/a", Loc({}, "", refs.root_base))[0].schema
+{'type': 'string'}
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import unquote, urldefrag, urljoin
+
+from ..errors import SchemaError, UnsupportedSchema
+from .context import Loc
+
+ROOT_URI = "urn:fsm-json-schema:root"
+
+
+class NeedsGrammar(Exception):
+    """Internal: the schema needs a grammar (recursive ``$ref`` or an unbounded any-JSON value)."""
+
+    def __init__(self, reason: str, pointer: str):
+        super().__init__(f"{reason} at {pointer or '/'}")
+        self.reason = reason
+        self.pointer = pointer
+
+
+def draft_of(schema: Any) -> int:
+    uri = schema.get("$schema", "") if isinstance(schema, dict) else ""
+    if not isinstance(uri, str):
+        return 2020
+    for tag, d in (("draft-03", 3), ("draft-04", 4), ("draft-06", 6), ("draft-07", 7), ("2019-09", 2019)):
+        if tag in uri:
+            return d
+    return 2020
+
+
+def _ptr_unescape(part: str) -> str:
+    return unquote(part).replace("~1", "/").replace("~0", "~")
+
+
+class Refs:
+    """The resources (``$id``) and anchors of a root schema, and ``$ref`` resolution against them."""
+
+    def __init__(self, root: Any, draft: int):
+        self.draft = draft
+        self.resources: dict[str, Any] = {}
+        self.anchors: dict[str, tuple[Any, str, str]] = {}
+        root_base = ROOT_URI
+        if isinstance(root, dict):
+            rid = root.get("$id", root.get("id") if self.draft <= 4 else None)
+            if isinstance(rid, str) and not rid.startswith("#"):
+                root_base = urljoin(ROOT_URI, rid) if ":" not in rid else rid
+                root_base = urldefrag(root_base)[0]
+        self.root_base = root_base
+        self.resources[root_base] = (root, "")
+        self.resources[ROOT_URI] = (root, "")
+        self._index(root, "", root_base)
+
+    def _index(self, s: Any, ptr: str, base: str) -> None:
+        if isinstance(s, list):
+            for i, x in enumerate(s):
+                self._index(x, f"{ptr}/{i}", base)
+            return
+        if not isinstance(s, dict):
+            return
+        sid = s.get("$id", s.get("id") if self.draft <= 4 else None)
+        if isinstance(sid, str):
+            if sid.startswith("#") and self.draft <= 7:
+                self.anchors[urljoin(base, sid)] = (s, ptr, base)
+            else:
+                base = urldefrag(urljoin(base, sid))[0]
+                self.resources.setdefault(base, (s, ptr))
+        for key in ("$anchor", "$dynamicAnchor"):
+            a = s.get(key)
+            if isinstance(a, str):
+                self.anchors.setdefault(base + "#" + a, (s, ptr, base))
+        for k, v in s.items():
+            if k in ("enum", "const", "default", "examples", "example"):
+                continue
+            esc = k.replace("~", "~0").replace("/", "~1")
+            if isinstance(v, (dict, list)):
+                self._index(v, f"{ptr}/{esc}", base)
+
+    def resolve(self, ref: str, loc: Loc) -> tuple[Loc, str]:
+        """The subschema ``ref`` points to and a key naming it (for cycle detection)."""
+        if not isinstance(ref, str):
+            raise SchemaError(f"$ref at {loc.ptr or '/'} must be a string")
+        full = urljoin(loc.base, ref) if not ref.startswith("#") else loc.base + ref
+        url, frag = urldefrag(full)
+        if full in self.anchors and not frag.startswith("/"):
+            s, ptr, base = self.anchors[full]
+            return Loc(s, ptr, base), full
+        doc = self.resources.get(url)
+        if doc is None:
+            raise UnsupportedSchema(
+                f"$ref {ref!r} at {loc.ptr or '/'} points outside this schema (remote refs are not fetched)",
+                "$ref",
+                loc.ptr,
+            )
+        schema, ptr = doc
+        if frag and not frag.startswith("/"):
+            raise SchemaError(f"$ref {ref!r} at {loc.ptr or '/'}: no $anchor {frag!r} in this schema")
+        node = schema
+        for part in frag.split("/")[1:] if frag else []:
+            key = _ptr_unescape(part)
+            if isinstance(node, list):
+                try:
+                    node = node[int(key)]
+                except (ValueError, IndexError):
+                    raise SchemaError(f"$ref {ref!r} at {loc.ptr or '/'} does not resolve") from None
+            elif isinstance(node, dict) and key in node:
+                node = node[key]
+            else:
+                raise SchemaError(f"$ref {ref!r} at {loc.ptr or '/'} does not resolve (no {key!r})")
+            ptr += "/" + part
+        base = url
+        if isinstance(node, dict):
+            sid = node.get("$id", node.get("id") if self.draft <= 4 else None)
+            if isinstance(sid, str) and not sid.startswith("#"):
+                base = urldefrag(urljoin(base, sid))[0]
+        return Loc(node, ptr, base), url + "#" + frag

@@ -1,0 +1,162 @@
+"""String languages: length bounds, ``pattern``, ``format``, negated string schemas, and the key
+language of ``propertyNames``.
+
+>>> from fsm.automata import to_regex
+>>> to_regex(string_node(0, 0, []))
+'""'
+"""
+
+from __future__ import annotations
+
+from ..automata import (
+    ANY_CHAR,
+    NEVER,
+    And,
+    Auto,
+    Cls,
+    Enc,
+    Minus,
+    Node,
+    alt,
+    complement_dfa,
+    lit,
+    rep,
+    seq,
+    small_dfa,
+)
+from ..errors import UnsupportedSchema
+from .context import Context, Loc
+from .formats import format_node
+from .keywords import count
+from .patterns import pattern_node
+
+
+def string_language(t: Context, schemas: list[Loc]) -> Node:
+    lo, hi = 0, None
+    langs: list[Node] = []
+    for f in schemas:
+        s = f.schema
+        if "minLength" in s:
+            lo = max(lo, count(s["minLength"], "minLength", f))
+        if "maxLength" in s:
+            m = count(s["maxLength"], "maxLength", f)
+            hi = m if hi is None else min(hi, m)
+        if "pattern" in s:
+            try:
+                langs.append(pattern_node(s["pattern"]))
+            except UnsupportedSchema as exc:
+                t.unsupported("pattern", f, str(exc))
+        fmt = s.get("format")
+        if isinstance(fmt, str):
+            node = format_node(fmt)
+            if node is not None:
+                langs.append(node)
+        if "x-fsm-not-string" in s:
+            langs.append(_string_complement(t, s["x-fsm-not-string"], f))
+    if hi is None:
+        hi = t.opts.max_string_length
+    return string_node(lo, hi, langs, schemas)
+
+
+def _string_complement(t: Context, s: dict, loc: Loc) -> Node:
+    """The decoded strings that ``s``'s pattern/minLength/maxLength reject (a complemented DFA)."""
+    parts: list[Node] = []
+    lo = count(s["minLength"], "minLength", loc) if "minLength" in s else 0
+    hi = count(s["maxLength"], "maxLength", loc) if "maxLength" in s else None
+    if lo > 0 or hi is not None:
+        parts.append(rep(Cls(ANY_CHAR), lo, hi))
+    if "pattern" in s:
+        try:
+            parts.append(pattern_node(s["pattern"]))
+        except UnsupportedSchema as exc:
+            raise UnsupportedSchema(f"not: {exc}", "not", loc.ptr + "/not") from None
+    if not parts:
+        return NEVER  # s accepts every string
+    body = parts[0] if len(parts) == 1 else And(tuple(parts))
+    d = complement_dfa(small_dfa(body, t.budget()))
+    return Auto(tuple(tuple(row) for row in d.edges), tuple(d.accepting))
+
+
+def string_node(lo: int, hi: int | None, langs: list[Node], schemas=()) -> Node:
+    if hi is not None and hi < lo:
+        return NEVER
+    excluded = set()
+    for f in schemas:
+        excluded |= {v for v in f.schema.get("x-fsm-not-enum", []) if isinstance(v, str)}
+    if not langs and not excluded:
+        return seq(lit('"'), Enc(rep(Cls(ANY_CHAR), lo, hi), True), lit('"'))
+    parts = list(langs)
+    if lo > 0 or hi is not None or not parts:
+        parts.append(rep(Cls(ANY_CHAR), lo, hi))
+    body = parts[0] if len(parts) == 1 else And(tuple(parts))
+    if excluded:
+        body = Minus(body, frozenset(excluded))
+    return seq(lit('"'), Enc(body), lit('"'))
+
+
+def key_language(t: Context, name_locs: list[Loc]) -> Node | None:
+    """The decoded language ``propertyNames`` allows (None: unconstrained)."""
+    if not name_locs:
+        return None
+    langs = []
+    for loc in name_locs:
+        node = _string_schema_language(t, loc)
+        if node is not None:
+            langs.append(node)
+    if not langs:
+        return None
+    return langs[0] if len(langs) == 1 else And(tuple(langs))
+
+
+def _string_schema_language(t: Context, loc: Loc) -> Node | None:
+    s = loc.schema
+    if s is True:
+        return None
+    if s is False:
+        return NEVER
+    flat: list[Loc] = []
+    pushed = sum([t.flatten(loc, flat, set())])
+    for _ in range(pushed):
+        t.active.pop()
+    langs: list[Node] = []
+    lo, hi = 0, None
+    for f in flat:
+        sch = f.schema
+        if sch is False:
+            return NEVER
+        for kw in sch:
+            if kw in (
+                "type",
+                "title",
+                "description",
+                "$comment",
+                "minLength",
+                "maxLength",
+                "pattern",
+                "format",
+                "enum",
+                "const",
+                "$schema",
+                "$id",
+                "examples",
+                "default",
+            ):
+                continue
+            t.unsupported(kw, f, "propertyNames supports string keywords only")
+        if "enum" in sch or "const" in sch:
+            vals = sch["enum"] if "enum" in sch else [sch["const"]]
+            strs = [v for v in vals if isinstance(v, str)]
+            langs.append(alt(*[lit(v) for v in strs]) if strs else NEVER)
+        if "pattern" in sch:
+            langs.append(pattern_node(sch["pattern"]))
+        if isinstance(sch.get("format"), str) and format_node(sch["format"]) is not None:
+            langs.append(format_node(sch["format"]))
+        if "minLength" in sch:
+            lo = max(lo, count(sch["minLength"], "minLength", f))
+        if "maxLength" in sch:
+            hi = count(sch["maxLength"], "maxLength", f) if hi is None else min(hi, sch["maxLength"])
+    if lo or hi is not None:
+        langs.append(rep(Cls(ANY_CHAR), lo, hi))
+    if not langs:
+        return None
+    return langs[0] if len(langs) == 1 else And(tuple(langs))

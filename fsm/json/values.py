@@ -1,0 +1,200 @@
+"""Literal JSON values (``enum``/``const``): canonical identity, validity against schemas, finite value sets.
+
+A literal's validity is decided for the common keywords here (`quick_valid`) and otherwise by the
+``jsonschema`` validator, imported only when a value needs it (its import costs seconds with the
+format extras installed).
+
+>>> canon(1) == canon(1.0), canon(True) == canon(1)
+(True, False)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from ..errors import SchemaError
+from .context import Context, Loc
+from .formats import format_node
+from .keywords import ARRAY_KW, NUMBER_KW, OBJECT_KW
+
+
+def canon(v: Any) -> str:
+    """A hashable identity for JSON values where 1 == 1.0 but True != 1 (as validators compare)."""
+    if isinstance(v, bool) or v is None:
+        return json.dumps(v)
+    if isinstance(v, (int, float)):
+        return "n:" + (str(int(v)) if float(v).is_integer() else repr(float(v)))
+    return json.dumps(v, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def finite(v: Any) -> bool:
+    try:
+        json.dumps(v, allow_nan=False)
+        return True
+    except (ValueError, TypeError):
+        return False
+
+
+_ANNOTATIONS = {
+    "title",
+    "description",
+    "default",
+    "examples",
+    "example",
+    "$comment",
+    "$schema",
+    "$id",
+    "id",
+    "$anchor",
+    "$defs",
+    "definitions",
+    "readOnly",
+    "writeOnly",
+    "deprecated",
+    "nullable",
+    "x-fsm-not-enum",
+    "x-fsm-not-string",
+}
+
+_JSON_TYPE = {
+    type(None): "null",
+    bool: "boolean",
+    str: "string",
+    int: "integer",
+    float: "number",
+    list: "array",
+    dict: "object",
+}
+
+
+def quick_valid(v: Any, flat: list[Loc], draft: int = 2020) -> bool | None:
+    """Validity of a literal value against flat schemas for the common keywords; None: ask jsonschema."""
+    t = _JSON_TYPE.get(type(v))
+    if t is None or t in ("array", "object"):
+        return None
+    for f in flat:
+        s = f.schema
+        if s is False:
+            return False
+        if s is True:
+            continue
+        for kw, arg in s.items():
+            if kw in _ANNOTATIONS or kw in OBJECT_KW or kw in ARRAY_KW:
+                continue
+            if kw == "type":
+                ts = [arg] if isinstance(arg, str) else arg
+                if s.get("nullable") is True and v is None:
+                    continue
+                ok = (
+                    t in ts
+                    or (t == "integer" and "number" in ts)
+                    or (t == "number" and "integer" in ts and float(v).is_integer() and draft > 4)
+                )
+                if not ok:
+                    return False
+            elif kw in ("enum", "const"):
+                vals = arg if kw == "enum" else [arg]
+                if not isinstance(vals, list) or canon(v) not in set(map(canon, vals)):
+                    return False
+            elif kw in ("minLength", "maxLength", "pattern"):
+                if t != "string":
+                    continue
+                if kw == "pattern":
+                    try:
+                        if re.search(arg, v) is None:
+                            return False
+                    except (re.error, TypeError):
+                        return None
+                elif not isinstance(arg, int):
+                    return None
+                elif (len(v) < arg) if kw == "minLength" else (len(v) > arg):
+                    return False
+            elif kw in NUMBER_KW:
+                if t not in ("integer", "number"):
+                    continue
+                if isinstance(arg, bool) or not isinstance(arg, (int, float)):
+                    continue  # draft 4 boolean exclusives: handled with their bound below
+                if kw == "minimum" and (v < arg or (s.get("exclusiveMinimum") is True and v == arg)):
+                    return False
+                if kw == "maximum" and (v > arg or (s.get("exclusiveMaximum") is True and v == arg)):
+                    return False
+                if kw == "exclusiveMinimum" and v <= arg:
+                    return False
+                if kw == "exclusiveMaximum" and v >= arg:
+                    return False
+                if kw == "multipleOf":
+                    return None
+            elif kw == "format":
+                if t == "string" and isinstance(arg, str) and format_node(arg) is not None:
+                    return None
+            else:
+                return None
+    return True
+
+
+class LiteralCheck:
+    """Validity of literal values against subschemas of one root schema."""
+
+    def __init__(self, root: Any, draft: int):
+        self.root = root
+        self.draft = draft
+        self._validator_cls = None
+
+    def validator(self):
+        """The ``jsonschema`` validator for the root schema's draft, with its format checker."""
+        if self._validator_cls is None:
+            import jsonschema  # lazy: seconds to import with the format extras; most schemas never need it
+
+            cls = jsonschema.validators.validator_for(
+                self.root if isinstance(self.root, dict) else {}, default=jsonschema.Draft202012Validator
+            )
+            self._validator_cls = cls(
+                self.root if isinstance(self.root, (dict, bool)) else {}, format_checker=cls.FORMAT_CHECKER
+            )
+        return self._validator_cls
+
+    def is_valid(self, value: Any, locs: list[Loc], flat: list[Loc] | None = None) -> bool:
+        if flat is not None:
+            quick = quick_valid(value, flat, self.draft)
+            if quick is not None:
+                return quick
+        v = self.validator()
+        try:
+            return all(v.evolve(schema=loc.schema).is_valid(value) for loc in locs)
+        except Exception as exc:  # noqa: BLE001 - a schema jsonschema cannot evaluate (bad regex, remote ref)
+            raise SchemaError(f"cannot evaluate enum/const values against the schema: {exc}") from None
+
+
+def finite_values(t: Context, locs: list[Loc]) -> list | None:
+    flat: list[Loc] = []
+    pushed = sum(t.flatten(loc, flat, set()) for loc in locs)
+    for _ in range(pushed):
+        t.active.pop()
+    values = None
+    for f in flat:
+        s = f.schema
+        if s is False:
+            return []
+        if isinstance(s, dict) and ("enum" in s or "const" in s):
+            vals = s["enum"] if "enum" in s else [s["const"]]
+            values = (
+                list(vals) if values is None else [v for v in values if canon(v) in set(map(canon, vals))]
+            )
+        elif isinstance(s, dict) and s.get("type") == "boolean" and values is None:
+            values = [True, False]
+    if values is None:
+        return None
+    out, seen = [], set()
+    for v in values:
+        c = canon(v)
+        if c not in seen and finite(v) and t.is_valid(v, locs):
+            seen.add(c)
+            out.append(v)
+    return out
+
+
+def excluded_value(v: Any, schemas: list[Loc]) -> bool:
+    c = canon(v)
+    return any(c in set(map(canon, f.schema.get("x-fsm-not-enum", []))) for f in schemas)
