@@ -20,7 +20,7 @@ demo: $(STAMP)
 	$(BIN)/python examples/extract_person.py
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -x -p no:cacheprovider
+	$(BIN)/python -m pytest -x -p no:cacheprovider -n 2
 
 bench: $(STAMP)
 	$(BIN)/pip install -q -e '.[bench]' || true
