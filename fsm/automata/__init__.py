@@ -10,7 +10,9 @@ May import only `fsm.errors`, `fsm.limits` and itself: the spec front ends (`fsm
 """
 
 from .any_value import AnyValueBlock
+from .budget import Budget
 from .byte_dfa import MAX_CODEPOINT, SURROGATES, ByteDFA, codepoint_ranges_between, finish_dfa, utf8_sequences
+from .char_dfa import CharDFA, complement_dfa
 from .language import (
     ANY_CHAR,
     EMPTY,
@@ -41,7 +43,7 @@ from .language import (
     to_regex,
 )
 from .lazy_dfa import LazyByteDFA
-from .nfa import Budget, CharDFA, complement_dfa, node_nfa, node_to_char_dfa, node_to_dfa, small_dfa
+from .nfa import node_nfa, node_to_char_dfa, node_to_dfa, small_dfa
 from .numbers import (
     Bounds,
     decimal_range,

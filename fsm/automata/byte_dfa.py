@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .budget import Budget
+
 MAX_CODEPOINT = 0x10FFFF
 SURROGATES = (0xD800, 0xDFFF)
 
@@ -200,3 +202,51 @@ def minimize_table(
         initial = int(block[initial])
         deadline.check(what)
     return table, initial, accepting
+
+
+# ---------------------------------------------------------------------------------------------
+# Byte DFA tables: merging equal rows (memory only)
+
+
+def equal_rows(a: np.ndarray) -> np.ndarray:
+    """Group ids (0.., in order of first appearance) such that rows share an id only if exactly equal."""
+    n = a.shape[0]
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    rng = np.random.default_rng(12345)
+    w = rng.integers(1, 2**61, size=a.shape[1], dtype=np.uint64)
+    h = (a.astype(np.uint64) * w).sum(axis=1, dtype=np.uint64)
+    order = np.argsort(h, kind="stable")
+    hs, rows = h[order], a[order]
+    same = np.zeros(n, dtype=bool)
+    same[1:] = (hs[1:] == hs[:-1]) & (rows[1:] == rows[:-1]).all(axis=1)  # exact check, never trust a hash
+    block_sorted = np.cumsum(~same) - 1
+    block = np.empty(n, dtype=np.int64)
+    block[order] = block_sorted
+    # renumber by first appearance so ids are deterministic and representatives come first
+    first = np.full(block_sorted[-1] + 1, n, dtype=np.int64)
+    np.minimum.at(first, block, np.arange(n))
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(len(first))
+    return rank[block]
+
+
+def merge_equal_states(
+    table: np.ndarray, accepting: np.ndarray, initial: int, budget: Budget, rounds: int = 4
+):
+    """Merge states with identical rows a few times over (memory only; the language is unchanged)."""
+    for _ in range(rounds):
+        n = table.shape[0]
+        sig = np.column_stack([accepting.astype(np.int32), table])
+        block = equal_rows(sig)
+        m = int(block.max()) + 1
+        if m == n:
+            break
+        rep = np.zeros(m, dtype=np.int64)
+        rep[block[::-1]] = np.arange(n)[::-1]  # the first state of each block represents it
+        ext = np.append(block, -1)
+        table = ext[table[rep]].astype(np.int32)
+        accepting = accepting[rep]
+        initial = int(block[initial])
+        budget.deadline.check("JSON schema automaton")
+    return table, accepting, initial

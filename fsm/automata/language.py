@@ -349,7 +349,7 @@ def to_regex(node: Node) -> str:
         if isinstance(n, Val):
             return go(n.item)
         if isinstance(n, (And, Minus, Auto)):
-            from .nfa import as_plain
+            from .eliminate import as_plain
 
             return go(as_plain(n))
         raise ValueError(f"{type(n).__name__} has no regex text")
@@ -500,7 +500,7 @@ def encode_node(node: Node, full: bool = False) -> Node:
     if isinstance(node, Rep):
         return rep(encode_node(node.item, full), node.lo, node.hi)
     if isinstance(node, (And, Minus, Auto)):
-        from .nfa import as_plain
+        from .eliminate import as_plain
 
         return encode_node(as_plain(node), full)
     raise ValueError(f"{type(node).__name__} cannot be JSON-encoded as regex text")

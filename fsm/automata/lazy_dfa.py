@@ -18,11 +18,20 @@ Every state can reach acceptance: the NFA is trimmed before, so every non-empty 
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from ..errors import SchemaTooComplex
 from ..limits import DEFAULT_LIMITS, Limits
-from .byte_dfa import ByteDFA
+from .budget import Budget
+from .byte_dfa import ByteDFA, equal_rows, merge_equal_states
+from .byte_dfa import utf8_sequences as _utf8_sequences
+
+
+@lru_cache(maxsize=65536)
+def utf8_sequences(lo: int, hi: int):
+    return _utf8_sequences(lo, hi)
 
 
 class LazyByteDFA:
@@ -78,8 +87,6 @@ class LazyByteDFA:
             return out
         out = self._btrans[q] if q >= 0 else self._vbtrans.get(q)
         if out is None:
-            from .nfa import utf8_sequences
-
             out = []
             for lo, hi, t in self._char_trans[q] if q >= 0 else self._counters.edges(q):
                 if lo < 0x80:
@@ -246,14 +253,12 @@ class LazyByteDFA:
 
     def materialize(self) -> ByteDFA:
         """Every state expanded, as a plain `ByteDFA` (identical rows merged, columns folded)."""
-        from .nfa import Budget, _equal_rows, _merge_equal_states
-
         self.expand_all()
         n = self.n_states
-        table, accepting, initial = _merge_equal_states(
+        table, accepting, initial = merge_equal_states(
             self._table[:n].copy(), self._accepting[:n].copy(), self.initial, Budget(self.limits)
         )
-        groups = _equal_rows(np.ascontiguousarray(table.T))
+        groups = equal_rows(np.ascontiguousarray(table.T))
         cols = table[:, np.unique(groups, return_index=True)[1]]
         return ByteDFA(
             np.ascontiguousarray(cols.astype(np.int32)),

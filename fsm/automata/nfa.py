@@ -15,18 +15,16 @@ True
 from __future__ import annotations
 
 from collections import defaultdict
-from functools import lru_cache
-
-import numpy as np
 
 from ..errors import SchemaError, SchemaTooComplex, SpecTooComplex
 from ..limits import DEFAULT_LIMITS, Limits
+from .blocks import CounterBlock, Counters, ProductBlock
+from .budget import Budget
 from .byte_dfa import ByteDFA
-from .byte_dfa import utf8_sequences as _utf8_sequences
+from .char_dfa import EMPTY_DFA, CharDFA, Edge, determinize, minus_words, product, trim_dfa
+from .escapes import HEX, HEX_NOT_D, MUST_ESCAPE
 from .language import (
     ANY_CHAR,
-    EMPTY,
-    NEVER,
     Alt,
     And,
     AnyJson,
@@ -41,286 +39,19 @@ from .language import (
     Rep,
     Seq,
     Val,
-    alt,
-    cls,
     encoded_char,
     intersect,
     normalize_ranges,
-    rep,
-    seq,
     subtract,
 )
 
-
-@lru_cache(maxsize=65536)
-def utf8_sequences(lo: int, hi: int):
-    return _utf8_sequences(lo, hi)
-
-
-Edge = tuple[int, int, int]  # (lo, hi, target)
-_MUST_ESCAPE = ((0x00, 0x1F), (0x22, 0x22), (0x5C, 0x5C))
-_HEX = ((0x30, 0x39), (0x41, 0x46), (0x61, 0x66))
-_HEX_NOT_D = ((0x30, 0x39), (0x41, 0x43), (0x45, 0x46), (0x61, 0x63), (0x65, 0x66))
-
-
-class CharDFA:
-    """A deterministic automaton over code points: ``edges[s]`` are sorted disjoint (lo, hi, target)."""
-
-    def __init__(self, edges: list[list[Edge]], accepting: list[bool]):
-        self.edges = edges
-        self.accepting = accepting
-
-    def __len__(self) -> int:
-        return len(self.edges)
-
-    def step(self, s: int, c: int) -> int:
-        for lo, hi, t in self.edges[s]:
-            if lo <= c <= hi:
-                return t
-        return -1
-
-    def accepts(self, text: str) -> bool:
-        s = 0
-        for ch in text:
-            s = self.step(s, ord(ch))
-            if s < 0:
-                return False
-        return self.accepting[s]
-
-
 _COUNTER_MIN = 24  # a counted repeat with at least this many optional copies becomes a counter block
 _UNIT_MAX = 64  # ... when its item is a DFA of at most this many states
-_LOCAL_BITS = 40
 _PRODUCT_MAX = 4_000_000  # states of a lazy length product (its liveness table is this many int32)
-
-
-class CounterBlock:
-    """``Rep(item, lo, hi)`` as virtual NFA states ``(k, g)``: k items done, ``g`` a state of the
-    item's DFA (0: between items). Expanding ``hi`` copies of the item would cost ``hi`` times its
-    states up front (``maxLength: 10000`` strings are common); the lazy DFA asks for the few
-    states a token walk reaches instead. Every state can finish the block (the unit DFA is trimmed
-    and ``lo <= hi``), so no state is dead.
-    """
-
-    def __init__(self, unit: CharDFA, lo: int, hi: int, end: int):
-        self.unit, self.lo, self.hi, self.end = unit, lo, hi, end
-        self.m = len(unit)
-
-    def local(self, kg: tuple[int, int]) -> int:
-        k, g = kg
-        return k * self.m + g
-
-    def edges(self, local: int) -> list[Edge]:
-        k, g = divmod(local, self.m)
-        if g == 0 and k >= self.hi:
-            return []
-        return [(lo, hi, (k, t)) for lo, hi, t in self.unit.edges[g]]  # type: ignore[misc]
-
-    def all_edges(self):
-        return (edge for row in self.unit.edges for edge in row)
-
-    def eps(self, local: int) -> list:
-        k, g = divmod(local, self.m)
-        out: list = []
-        if g == 0:
-            if k >= self.lo:
-                out.append(self.end)
-        elif self.unit.accepting[g]:
-            out.append((k + 1, 0))
-        return out
-
-
-def _escape_trie() -> tuple[list[dict[int, int]], dict[int, int]]:
-    """A trie of every JSON escape this library writes for a character that must be escaped.
-
-    ``(children, leaf_char)``: node 0 is before the backslash; a leaf maps to its decoded character.
-    """
-    import re
-
-    from .language import to_regex
-
-    children: list[dict[int, int]] = [{}]
-    leaf: dict[int, int] = {}
-    for lo, hi in _MUST_ESCAPE:
-        for c in range(lo, hi + 1):
-            rx = re.compile(to_regex(encoded_char(((c, c),), False)))
-            short = [chr(c) if chr(c) in '"\\' else {8: "b", 9: "t", 10: "n", 12: "f", 13: "r"}.get(c, "")]
-            cands = {"\\" + x for x in short if x} | {
-                f"\\u{c:04x}",
-                f"\\u{c:04X}",
-                f"\\u{c:04x}".upper().replace("\\U", "\\u"),
-            }
-            hexs = f"{c:04x}"
-            if any(ch.isalpha() for ch in hexs):
-                cands |= {"\\u" + "".join(v) for v in _case_variants(hexs)}
-            for text in sorted(x for x in cands if rx.fullmatch(x)):
-                node = 0
-                for ch in text:
-                    nxt = children[node].get(ord(ch))
-                    if nxt is None:
-                        nxt = len(children)
-                        children.append({})
-                        children[node][ord(ch)] = nxt
-                    node = nxt
-                leaf[node] = c
-    return children, leaf
-
-
-def _case_variants(s: str):
-    if not s:
-        yield ""
-        return
-    for rest in _case_variants(s[1:]):
-        yield from {s[0].lower() + rest, s[0].upper() + rest}
-
-
-_ESCAPES: tuple | None = None
-
-
-class ProductBlock(CounterBlock):
-    """A DFA ``unit`` run for ``lo..hi`` characters, as virtual states ``(k, q, e)``: k characters
-    read, ``q`` the DFA state, ``e`` the progress through a JSON escape (0: none; with ``enc``).
-    Only live states get edges: ``live(k, q)`` iff ``q`` accepts some length in ``[lo - k, hi - k]``
-    (lengths per state by a backward sweep, one numpy step per length).
-    """
-
-    def __init__(self, unit: CharDFA, lo: int, hi: int, end: int, cum: np.ndarray, enc: bool = False):
-        super().__init__(unit, lo, hi, end)
-        self.cum = cum
-        self.enc = enc
-        global _ESCAPES
-        if enc and _ESCAPES is None:
-            children, leaf = _escape_trie()
-            below: list[set[int]] = [set() for _ in children]  # decoded characters under each node
-            for node in range(len(children) - 1, -1, -1):
-                if node in leaf:
-                    below[node].add(leaf[node])
-                for child in children[node].values():
-                    below[node] |= below[child]
-            _ESCAPES = (children, leaf, below)
-        self.n_esc = len(_ESCAPES[0]) if enc else 1
-        self.m = len(unit) * self.n_esc
-
-    @staticmethod
-    def lengths(unit: CharDFA, hi: int, budget) -> np.ndarray:
-        """``cum[j, q]``: how many lengths below ``j`` state ``q`` accepts a text of."""
-        n = len(unit)
-        src = np.array([q for q, row in enumerate(unit.edges) for _ in row], dtype=np.int64)
-        dst = np.array([t for row in unit.edges for _, _, t in row], dtype=np.int64)
-        reach = np.zeros((hi + 1, n), dtype=bool)  # reach[j, q]: q accepts some text of length j
-        reach[0] = np.asarray(unit.accepting, dtype=bool)
-        for j in range(1, hi + 1):
-            reach[j, src[reach[j - 1, dst]]] = True
-            if j & 255 == 0:
-                budget.deadline.check("JSON schema automaton")
-        return np.concatenate([np.zeros((1, n), dtype=np.int32), np.cumsum(reach, axis=0, dtype=np.int32)])
-
-    def live(self, k: int, q: int) -> bool:
-        a, b = max(0, self.lo - k), self.hi - k
-        return b >= a and bool(self.cum[b + 1, q] - self.cum[a, q] > 0)
-
-    def _next(self, k: int, q: int, c: int) -> int:
-        """The unit state after decoded character ``c`` if it is live at ``k + 1``, else -1."""
-        t = self.unit.step(q, c)
-        return t if t >= 0 and self.live(k + 1, t) else -1
-
-    def edges(self, local: int) -> list[Edge]:
-        k, g = divmod(local, self.m)
-        q, e = divmod(g, self.n_esc)
-        if k >= self.hi:
-            return []
-        ne = self.n_esc
-        if e == 0:
-            out = []
-            for lo, hi, t in self.unit.edges[q]:
-                if not self.live(k + 1, t):
-                    continue
-                for a, b in subtract(((lo, hi),), _MUST_ESCAPE) if self.enc else ((lo, hi),):
-                    out.append((a, b, (k + 1, t * ne)))
-            if self.enc:
-                children, _, below = _ESCAPES
-                for ch, child in children[0].items():
-                    if any(self._next(k, q, c) >= 0 for c in below[child]):
-                        out.append((ch, ch, (k, q * ne + child)))
-                out.sort()
-            return out  # type: ignore[return-value]
-        children, leaf, below = _ESCAPES
-        out = []
-        for ch, child in sorted(children[e].items()):
-            if child in leaf:
-                t = self._next(k, q, leaf[child])
-                if t >= 0:
-                    out.append((ch, ch, (k + 1, t * ne)))
-            elif any(self._next(k, q, c) >= 0 for c in below[child]):
-                out.append((ch, ch, (k, q * ne + child)))
-        return out  # type: ignore[return-value]
-
-    def eps(self, local: int) -> list:
-        k, g = divmod(local, self.m)
-        q, e = divmod(g, self.n_esc)
-        return [self.end] if e == 0 and self.unit.accepting[q] and self.lo <= k <= self.hi else []
-
-    def all_edges(self):
-        yield from (edge for row in self.unit.edges for edge in row)
-        if self.enc:
-            for row in _ESCAPES[0]:
-                for ch, child in row.items():
-                    yield (ch, ch, child)
-
-
-class Counters:
-    """The counter blocks of one NFA; virtual state ids are negative: ``-1 - (block << 40 | local)``."""
-
-    def __init__(self):
-        self.blocks: list[CounterBlock] = []
-        self.units: dict = {}
-        self.entries: list[tuple[int, int]] = []
-
-    def add(self, block: CounterBlock) -> int:
-        self.blocks.append(block)
-        return -1 - ((len(self.blocks) - 1) << _LOCAL_BITS)
-
-    def _split(self, q: int) -> tuple[int, CounterBlock, int]:
-        x = -1 - q
-        b = x >> _LOCAL_BITS
-        return b, self.blocks[b], x & ((1 << _LOCAL_BITS) - 1)
-
-    def _id(self, b: int, block: CounterBlock, kg) -> int:
-        if isinstance(kg, int):
-            return kg  # a real state (the block's end)
-        return -1 - ((b << _LOCAL_BITS) | block.local(kg))
-
-    def edges(self, q: int) -> list[Edge]:
-        """Character edges of virtual state ``q``."""
-        b, block, local = self._split(q)
-        return [(lo, hi, self._id(b, block, t)) for lo, hi, t in block.edges(local)]
-
-    def eps(self, q: int) -> list[int]:
-        b, block, local = self._split(q)
-        return [self._id(b, block, t) for t in block.eps(local)]
-
-    def all_edges(self):
-        """Every distinct edge range a block can take (for spellability checks)."""
-        for block in self.blocks:
-            yield from block.all_edges()
 
 
 class NotRegular(Exception):
     """Internal: a node (`AnyJson`) needs the lazy DFA's virtual states; a plain automaton cannot hold it."""
-
-
-class Budget:
-    def __init__(self, limits: Limits):
-        self.limits = limits
-        self.deadline = limits.deadline()
-        self.ticks = 0
-
-    def tick(self, n_states: int, what: str) -> None:
-        self.ticks += 1
-        if self.ticks & 15 == 0:
-            self.deadline.check(what)
-        if n_states > self.limits.max_states:
-            self.limits.check_states(n_states, what)
 
 
 class NFA:
@@ -418,7 +149,7 @@ class NFA:
             return self.build(node.item, s, True, node.full)
         if isinstance(node, Auto):
             d = trim_dfa(CharDFA([list(r) for r in node.edges], list(node.accepting)))
-            return self.embed(d or _EMPTY_DFA, s, enc)
+            return self.embed(d or EMPTY_DFA, s, enc)
         if isinstance(node, (And, Minus)):
             if self.counters is not None and isinstance(node, And):
                 e = self._length_product(node, s, enc)
@@ -536,7 +267,7 @@ class NFA:
         if not enc:
             self.trans[s].extend((a, b, e) for a, b in ranges)
             return
-        raw = subtract(ranges, _MUST_ESCAPE)
+        raw = subtract(ranges, MUST_ESCAPE)
         self.trans[s].extend((a, b, e) for a, b in raw)
         if full and ranges == ANY_CHAR:
             # \ then a short escape, or u and four hex digits that are not a surrogate
@@ -544,25 +275,25 @@ class NFA:
             self.trans[s].append((0x5C, 0x5C, esc))
             self.trans[esc].extend((c, c, e) for c in b'"/\\bfnrt')
             self.trans[esc].append((0x75, 0x75, u1))
-            self.trans[u1].extend((a, b, u2) for a, b in _HEX_NOT_D)
+            self.trans[u1].extend((a, b, u2) for a, b in HEX_NOT_D)
             self.trans[u1].extend(((0x44, 0x44, u2d), (0x64, 0x64, u2d)))
-            self.trans[u2].extend((a, b, u3) for a, b in _HEX)
+            self.trans[u2].extend((a, b, u3) for a, b in HEX)
             self.trans[u2d].append((0x30, 0x37, u3))
-            self.trans[u3].extend((a, b, u4) for a, b in _HEX)
-            self.trans[u4].extend((a, b, e) for a, b in _HEX)
+            self.trans[u3].extend((a, b, u4) for a, b in HEX)
+            self.trans[u4].extend((a, b, e) for a, b in HEX)
             # a surrogate pair: \uD800-\uDBFF then \uDC00-\uDFFF (one astral character)
             h2, h3, h4, bs, bu, l1, l2, l3 = (self.new() for _ in range(8))
             self.trans[u2d].extend(((0x38, 0x39, h2), (0x41, 0x42, h2), (0x61, 0x62, h2)))
-            self.trans[h2].extend((a, b, h3) for a, b in _HEX)
-            self.trans[h3].extend((a, b, h4) for a, b in _HEX)
+            self.trans[h2].extend((a, b, h3) for a, b in HEX)
+            self.trans[h3].extend((a, b, h4) for a, b in HEX)
             self.trans[h4].append((0x5C, 0x5C, bs))
             self.trans[bs].append((0x75, 0x75, bu))
             self.trans[bu].extend(((0x44, 0x44, l1), (0x64, 0x64, l1)))
             self.trans[l1].extend(((0x43, 0x46, l2), (0x63, 0x66, l2)))
-            self.trans[l2].extend((a, b, l3) for a, b in _HEX)
-            self.trans[l3].extend((a, b, e) for a, b in _HEX)
+            self.trans[l2].extend((a, b, l3) for a, b in HEX)
+            self.trans[l3].extend((a, b, e) for a, b in HEX)
             return
-        special = intersect(ranges, _MUST_ESCAPE + ((0x2F, 0x2F),))
+        special = intersect(ranges, MUST_ESCAPE + ((0x2F, 0x2F),))
         if special:
             # the escapes (dozens of states) are shared by every edge into ``e`` that needs them
             key = (special, e)
@@ -708,139 +439,6 @@ class NFA:
         return live
 
 
-def determinize(nfa: NFA, start: int, final: int, budget: Budget) -> CharDFA:
-    """Subset construction over code point range partitions (call ``nfa.trim`` first)."""
-    trans, eps = nfa.trans, nfa.eps
-    cl_memo: dict[int, frozenset] = {}
-
-    def closure(q: int) -> frozenset:
-        r = cl_memo.get(q)
-        if r is not None:
-            return r
-        if not eps[q]:
-            r = frozenset((q,))
-        else:
-            seen = {q}
-            stack = [q]
-            while stack:
-                x = stack.pop()
-                for y in eps[x]:
-                    if y not in seen:
-                        seen.add(y)
-                        stack.append(y)
-            r = frozenset(seen)
-        cl_memo[q] = r
-        return r
-
-    ids: dict[frozenset, int] = {}
-    sets: list[frozenset] = []
-    raw_ids: dict[frozenset, int] = {}
-
-    def dfa_id(raw: frozenset) -> int:
-        d = raw_ids.get(raw)
-        if d is not None:
-            return d
-        if len(raw) == 1:
-            (q,) = raw
-            S = closure(q)
-        else:
-            S = frozenset().union(*(closure(q) for q in raw))
-        d = ids.get(S)
-        if d is None:
-            d = ids[S] = len(sets)
-            sets.append(S)
-        raw_ids[raw] = d
-        return d
-
-    dfa_id(frozenset((start,)))
-    out_edges: list[list[Edge]] = []
-    accepting: list[bool] = []
-    i = 0
-    while i < len(sets):
-        S = sets[i]
-        i += 1
-        accepting.append(final in S)
-        ev: list[Edge] = []
-        for q in S:
-            if trans[q]:
-                ev.extend(trans[q])
-        if not ev:
-            out_edges.append([])
-            continue
-        if len(ev) == 1:
-            lo, hi, t = ev[0]
-            out_edges.append([(lo, hi, dfa_id(frozenset((t,))))])
-            continue
-        ev.sort()
-        bounds = sorted({e[0] for e in ev} | {e[1] + 1 for e in ev})
-        row: list[Edge] = []
-        active: list[tuple[int, int]] = []
-        j = 0
-        for b in range(len(bounds) - 1):
-            x = bounds[b]
-            while j < len(ev) and ev[j][0] == x:
-                active.append((ev[j][1], ev[j][2]))
-                j += 1
-            if active:
-                active = [a for a in active if a[0] >= x]
-            if not active:
-                continue
-            d = dfa_id(frozenset(t for _, t in active))
-            y = bounds[b + 1] - 1
-            if row and row[-1][2] == d and row[-1][1] + 1 == x:
-                row[-1] = (row[-1][0], y, d)
-            else:
-                row.append((x, y, d))
-        out_edges.append(row)
-        budget.tick(len(sets), "JSON schema automaton")
-    return CharDFA(out_edges, accepting)
-
-
-def complement_dfa(dfa: CharDFA) -> CharDFA:
-    """The DFA of every character string ``dfa`` (deterministic, missing edges = reject) rejects."""
-    n = len(dfa)
-    sink = n
-    edges = []
-    for q in range(n):
-        row = list(dfa.edges[q])
-        covered = normalize_ranges([(lo, hi) for lo, hi, _ in row])
-        row.extend((lo, hi, sink) for lo, hi in subtract(ANY_CHAR, covered))
-        edges.append(sorted(row))
-    edges.append([(lo, hi, sink) for lo, hi in ANY_CHAR])
-    return CharDFA(edges, [not a for a in dfa.accepting] + [True])
-
-
-def trim_dfa(dfa: CharDFA) -> CharDFA | None:
-    """Keep states reachable from 0 that can reach acceptance; None if the language is empty."""
-    n = len(dfa)
-    rev: list[list[int]] = [[] for _ in range(n)]
-    for q, edges in enumerate(dfa.edges):
-        for _, _, t in edges:
-            rev[t].append(q)
-    live = list(dfa.accepting)
-    stack = [q for q in range(n) if live[q]]
-    while stack:
-        t = stack.pop()
-        for q in rev[t]:
-            if not live[q]:
-                live[q] = True
-                stack.append(q)
-    if not live[0]:
-        return None
-    order, seen, stack = [], {0}, [0]
-    while stack:
-        q = stack.pop()
-        order.append(q)
-        for _, _, t in dfa.edges[q]:
-            if live[t] and t not in seen:
-                seen.add(t)
-                stack.append(t)
-    order.sort()
-    new = {q: i for i, q in enumerate(order)}
-    edges = [[(lo, hi, new[t]) for lo, hi, t in dfa.edges[q] if t in new] for q in order]
-    return CharDFA(edges, [dfa.accepting[q] for q in order])
-
-
 def node_to_char_dfa(node: Node, budget: Budget | None = None) -> CharDFA | None:
     """The trimmed character DFA of ``node`` (None when its language is empty)."""
     budget = budget or Budget(DEFAULT_LIMITS)
@@ -853,156 +451,28 @@ def node_to_char_dfa(node: Node, budget: Budget | None = None) -> CharDFA | None
     return trim_dfa(determinize(nfa, start, final, budget))
 
 
-def _product(a: CharDFA, b: CharDFA, budget: Budget) -> CharDFA:
-    ids = {(0, 0): 0}
-    pairs = [(0, 0)]
-    edges: list[list[Edge]] = []
-    acc: list[bool] = []
-    i = 0
-    while i < len(pairs):
-        p, q = pairs[i]
-        i += 1
-        acc.append(a.accepting[p] and b.accepting[q])
-        row = []
-        ea, eb = a.edges[p], b.edges[q]
-        x = y = 0
-        while x < len(ea) and y < len(eb):
-            lo, hi = max(ea[x][0], eb[y][0]), min(ea[x][1], eb[y][1])
-            if lo <= hi:
-                key = (ea[x][2], eb[y][2])
-                d = ids.get(key)
-                if d is None:
-                    d = ids[key] = len(pairs)
-                    pairs.append(key)
-                row.append((lo, hi, d))
-            if ea[x][1] < eb[y][1]:
-                x += 1
-            else:
-                y += 1
-        edges.append(row)
-        budget.tick(len(pairs), "intersection of string constraints")
-    return CharDFA(edges, acc)
-
-
-def _minus_words(a: CharDFA, words: frozenset[str], budget: Budget) -> CharDFA:
-    # A trie of the words, run in parallel with ``a``; states where a word ends are not accepting.
-    trie: list[dict[int, int]] = [{}]
-    ends = {0: False}
-    for w in words:
-        t = 0
-        for ch in w:
-            nxt = trie[t].get(ord(ch))
-            if nxt is None:
-                nxt = len(trie)
-                trie.append({})
-                ends[nxt] = False
-                trie[t][ord(ch)] = nxt
-            t = nxt
-        ends[t] = True
-    ids = {(0, 0): 0}
-    pairs = [(0, 0)]
-    edges: list[list[Edge]] = []
-    acc: list[bool] = []
-    i = 0
-    while i < len(pairs):
-        p, t = pairs[i]
-        i += 1
-        acc.append(a.accepting[p] and not (t >= 0 and ends[t]))
-        row = []
-        kids = trie[t] if t >= 0 else {}
-        for lo, hi, nq in a.edges[p]:
-            cuts = sorted(c for c in kids if lo <= c <= hi)
-            x = lo
-            for c in cuts + [hi + 1]:
-                if x <= c - 1:
-                    key = (nq, -1)
-                    d = ids.get(key)
-                    if d is None:
-                        d = ids[key] = len(pairs)
-                        pairs.append(key)
-                    row.append((x, c - 1, d))
-                if c <= hi:
-                    key = (nq, kids[c])
-                    d = ids.get(key)
-                    if d is None:
-                        d = ids[key] = len(pairs)
-                        pairs.append(key)
-                    row.append((c, c, d))
-                x = c + 1
-        edges.append(row)
-        budget.tick(len(pairs), "property names")
-    return CharDFA(edges, acc)
-
-
-_EMPTY_DFA = CharDFA([[]], [False])
-
-
 def small_dfa(node: Node, budget: Budget) -> CharDFA:
     """Trimmed character DFA for ``And``/``Minus`` (and anything else); empty language allowed."""
     if isinstance(node, And):
         dfas = [node_to_char_dfa(it, budget) for it in node.items]
         if any(d is None for d in dfas):
-            return _EMPTY_DFA
+            return EMPTY_DFA
         acc = dfas[0]
         for d in dfas[1:]:
-            acc = trim_dfa(_product(acc, d, budget))
+            acc = trim_dfa(product(acc, d, budget))
             if acc is None:
-                return _EMPTY_DFA
+                return EMPTY_DFA
         return acc
     if isinstance(node, Minus):
         d = node_to_char_dfa(node.item, budget)
         if d is None:
-            return _EMPTY_DFA
-        return trim_dfa(_minus_words(d, node.words, budget)) or _EMPTY_DFA
-    return node_to_char_dfa(node, budget) or _EMPTY_DFA
+            return EMPTY_DFA
+        return trim_dfa(minus_words(d, node.words, budget)) or EMPTY_DFA
+    return node_to_char_dfa(node, budget) or EMPTY_DFA
 
 
 # ---------------------------------------------------------------------------------------------
 # Byte DFA tables: merging equal rows (memory only)
-
-
-def _equal_rows(a: np.ndarray) -> np.ndarray:
-    """Group ids (0.., in order of first appearance) such that rows share an id only if exactly equal."""
-    n = a.shape[0]
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    rng = np.random.default_rng(12345)
-    w = rng.integers(1, 2**61, size=a.shape[1], dtype=np.uint64)
-    h = (a.astype(np.uint64) * w).sum(axis=1, dtype=np.uint64)
-    order = np.argsort(h, kind="stable")
-    hs, rows = h[order], a[order]
-    same = np.zeros(n, dtype=bool)
-    same[1:] = (hs[1:] == hs[:-1]) & (rows[1:] == rows[:-1]).all(axis=1)  # exact check, never trust a hash
-    block_sorted = np.cumsum(~same) - 1
-    block = np.empty(n, dtype=np.int64)
-    block[order] = block_sorted
-    # renumber by first appearance so ids are deterministic and representatives come first
-    first = np.full(block_sorted[-1] + 1, n, dtype=np.int64)
-    np.minimum.at(first, block, np.arange(n))
-    rank = np.empty(len(first), dtype=np.int64)
-    rank[np.argsort(first, kind="stable")] = np.arange(len(first))
-    return rank[block]
-
-
-def _merge_equal_states(
-    table: np.ndarray, accepting: np.ndarray, initial: int, budget: Budget, rounds: int = 4
-):
-    """Merge states with identical rows a few times over (memory only; the language is unchanged)."""
-    for _ in range(rounds):
-        n = table.shape[0]
-        sig = np.column_stack([accepting.astype(np.int32), table])
-        block = _equal_rows(sig)
-        m = int(block.max()) + 1
-        if m == n:
-            break
-        rep = np.zeros(m, dtype=np.int64)
-        rep[block[::-1]] = np.arange(n)[::-1]  # the first state of each block represents it
-        ext = np.append(block, -1)
-        table = ext[table[rep]].astype(np.int32)
-        accepting = accepting[rep]
-        initial = int(block[initial])
-        budget.deadline.check("JSON schema automaton")
-    return table, accepting, initial
 
 
 def node_nfa(node: Node, limits: Limits | None = None):
@@ -1061,81 +531,3 @@ def node_to_dfa(node: Node, limits: Limits | None = None) -> ByteDFA:
 
 # ---------------------------------------------------------------------------------------------
 # Character DFA -> plain tree (state elimination), for regex text of small automata.
-
-
-_ELIMINATION_STATES = 3000
-_ELIMINATION_SECONDS = 5.0
-
-
-def dfa_to_node(dfa: CharDFA) -> Node:
-    """A plain tree for a (small) character DFA, by state elimination.
-
-    Regex text is needed only for ``to_regex`` and grammar terminals; big intersections raise
-    `SchemaTooComplex` instead of growing without bound.
-    """
-    import time
-
-    n = len(dfa)
-    if n > _ELIMINATION_STATES:
-        raise SchemaTooComplex(
-            f"a string constraint's automaton has {n:,} states, too many to write as regex text "
-            f"(limit {_ELIMINATION_STATES:,}); the regular path (no grammar) handles it",
-            budget="max_states",
-            limit=_ELIMINATION_STATES,
-        )
-    stop = time.monotonic() + _ELIMINATION_SECONDS
-    start, final = n, n + 1
-    out: dict[int, dict[int, Node]] = {q: {} for q in range(n + 2)}
-    inc: dict[int, set[int]] = {q: set() for q in range(n + 2)}
-
-    def add(p: int, q: int, node: Node) -> None:
-        out[p][q] = alt(out[p][q], node) if q in out[p] else node
-        inc[q].add(p)
-
-    add(start, 0, EMPTY)
-    for q, edges in enumerate(dfa.edges):
-        by_t: dict[int, list] = defaultdict(list)
-        for lo, hi, t in edges:
-            by_t[t].append((lo, hi))
-        for t, rs in by_t.items():
-            add(q, t, cls(*rs))
-        if dfa.accepting[q]:
-            add(q, final, EMPTY)
-    remaining = set(range(n))
-    while remaining:
-        if time.monotonic() > stop:
-            raise SchemaTooComplex(
-                "writing a string constraint's automaton as regex text took too long "
-                f"(over {_ELIMINATION_SECONDS:g} s)",
-                budget="max_seconds",
-                limit=_ELIMINATION_SECONDS,
-            )
-        k = min(remaining, key=lambda q: len(inc[q] - {q}) * len(set(out[q]) - {q}))
-        remaining.discard(k)
-        loop = out[k].pop(k, None)
-        inc[k].discard(k)
-        star = rep(loop, 0, None) if loop is not None else EMPTY
-        for p in list(inc[k]):
-            if p == k or k not in out[p]:
-                continue
-            pk = out[p].pop(k)
-            for q, kq in out[k].items():
-                add(p, q, seq(pk, star, kq))
-        for q in out[k]:
-            inc[q].discard(k)
-        out[k] = {}
-        inc[k] = set()
-    return out[start].get(final, NEVER)
-
-
-def as_plain(node: Node) -> Node:
-    """``And``/``Minus``/``Auto`` rewritten as a plain tree (regex text needs it)."""
-    budget = Budget(DEFAULT_LIMITS)
-    d = (
-        small_dfa(node, budget)
-        if not isinstance(node, Auto)
-        else trim_dfa(CharDFA([list(r) for r in node.edges], list(node.accepting)))
-    )
-    if d is None or not any(d.accepting):
-        return NEVER
-    return dfa_to_node(d)

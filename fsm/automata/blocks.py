@@ -1,0 +1,184 @@
+"""Virtual NFA states: blocks whose states the lazy DFA makes only when a token walk reaches them.
+
+A `CounterBlock` runs a counted repeat ``Rep(item, lo, hi)`` as ``(count, item state)`` pairs, a
+`ProductBlock` a small DFA for ``lo..hi`` characters (a format with ``maxLength``); `Counters`
+numbers the blocks' states with negative ids next to an NFA's real ones. Expanding them up front
+would cost ``hi`` copies of the item.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .char_dfa import CharDFA, Edge
+from .escapes import MUST_ESCAPE, escape_trie
+from .language import subtract
+
+_LOCAL_BITS = 40
+
+
+class CounterBlock:
+    """``Rep(item, lo, hi)`` as virtual NFA states ``(k, g)``: k items done, ``g`` a state of the
+    item's DFA (0: between items). Expanding ``hi`` copies of the item would cost ``hi`` times its
+    states up front (``maxLength: 10000`` strings are common); the lazy DFA asks for the few
+    states a token walk reaches instead. Every state can finish the block (the unit DFA is trimmed
+    and ``lo <= hi``), so no state is dead.
+    """
+
+    def __init__(self, unit: CharDFA, lo: int, hi: int, end: int):
+        self.unit, self.lo, self.hi, self.end = unit, lo, hi, end
+        self.m = len(unit)
+
+    def local(self, kg: tuple[int, int]) -> int:
+        k, g = kg
+        return k * self.m + g
+
+    def edges(self, local: int) -> list[Edge]:
+        k, g = divmod(local, self.m)
+        if g == 0 and k >= self.hi:
+            return []
+        return [(lo, hi, (k, t)) for lo, hi, t in self.unit.edges[g]]  # type: ignore[misc]
+
+    def all_edges(self):
+        return (edge for row in self.unit.edges for edge in row)
+
+    def eps(self, local: int) -> list:
+        k, g = divmod(local, self.m)
+        out: list = []
+        if g == 0:
+            if k >= self.lo:
+                out.append(self.end)
+        elif self.unit.accepting[g]:
+            out.append((k + 1, 0))
+        return out
+
+
+_ESCAPES: tuple | None = None
+
+
+class ProductBlock(CounterBlock):
+    """A DFA ``unit`` run for ``lo..hi`` characters, as virtual states ``(k, q, e)``: k characters
+    read, ``q`` the DFA state, ``e`` the progress through a JSON escape (0: none; with ``enc``).
+    Only live states get edges: ``live(k, q)`` iff ``q`` accepts some length in ``[lo - k, hi - k]``
+    (lengths per state by a backward sweep, one numpy step per length).
+    """
+
+    def __init__(self, unit: CharDFA, lo: int, hi: int, end: int, cum: np.ndarray, enc: bool = False):
+        super().__init__(unit, lo, hi, end)
+        self.cum = cum
+        self.enc = enc
+        global _ESCAPES
+        if enc and _ESCAPES is None:
+            children, leaf = escape_trie()
+            below: list[set[int]] = [set() for _ in children]  # decoded characters under each node
+            for node in range(len(children) - 1, -1, -1):
+                if node in leaf:
+                    below[node].add(leaf[node])
+                for child in children[node].values():
+                    below[node] |= below[child]
+            _ESCAPES = (children, leaf, below)
+        self.n_esc = len(_ESCAPES[0]) if enc else 1
+        self.m = len(unit) * self.n_esc
+
+    @staticmethod
+    def lengths(unit: CharDFA, hi: int, budget) -> np.ndarray:
+        """``cum[j, q]``: how many lengths below ``j`` state ``q`` accepts a text of."""
+        n = len(unit)
+        src = np.array([q for q, row in enumerate(unit.edges) for _ in row], dtype=np.int64)
+        dst = np.array([t for row in unit.edges for _, _, t in row], dtype=np.int64)
+        reach = np.zeros((hi + 1, n), dtype=bool)  # reach[j, q]: q accepts some text of length j
+        reach[0] = np.asarray(unit.accepting, dtype=bool)
+        for j in range(1, hi + 1):
+            reach[j, src[reach[j - 1, dst]]] = True
+            if j & 255 == 0:
+                budget.deadline.check("JSON schema automaton")
+        return np.concatenate([np.zeros((1, n), dtype=np.int32), np.cumsum(reach, axis=0, dtype=np.int32)])
+
+    def live(self, k: int, q: int) -> bool:
+        a, b = max(0, self.lo - k), self.hi - k
+        return b >= a and bool(self.cum[b + 1, q] - self.cum[a, q] > 0)
+
+    def _next(self, k: int, q: int, c: int) -> int:
+        """The unit state after decoded character ``c`` if it is live at ``k + 1``, else -1."""
+        t = self.unit.step(q, c)
+        return t if t >= 0 and self.live(k + 1, t) else -1
+
+    def edges(self, local: int) -> list[Edge]:
+        k, g = divmod(local, self.m)
+        q, e = divmod(g, self.n_esc)
+        if k >= self.hi:
+            return []
+        ne = self.n_esc
+        if e == 0:
+            out = []
+            for lo, hi, t in self.unit.edges[q]:
+                if not self.live(k + 1, t):
+                    continue
+                for a, b in subtract(((lo, hi),), MUST_ESCAPE) if self.enc else ((lo, hi),):
+                    out.append((a, b, (k + 1, t * ne)))
+            if self.enc:
+                children, _, below = _ESCAPES
+                for ch, child in children[0].items():
+                    if any(self._next(k, q, c) >= 0 for c in below[child]):
+                        out.append((ch, ch, (k, q * ne + child)))
+                out.sort()
+            return out  # type: ignore[return-value]
+        children, leaf, below = _ESCAPES
+        out = []
+        for ch, child in sorted(children[e].items()):
+            if child in leaf:
+                t = self._next(k, q, leaf[child])
+                if t >= 0:
+                    out.append((ch, ch, (k + 1, t * ne)))
+            elif any(self._next(k, q, c) >= 0 for c in below[child]):
+                out.append((ch, ch, (k, q * ne + child)))
+        return out  # type: ignore[return-value]
+
+    def eps(self, local: int) -> list:
+        k, g = divmod(local, self.m)
+        q, e = divmod(g, self.n_esc)
+        return [self.end] if e == 0 and self.unit.accepting[q] and self.lo <= k <= self.hi else []
+
+    def all_edges(self):
+        yield from (edge for row in self.unit.edges for edge in row)
+        if self.enc:
+            for row in _ESCAPES[0]:
+                for ch, child in row.items():
+                    yield (ch, ch, child)
+
+
+class Counters:
+    """The counter blocks of one NFA; virtual state ids are negative: ``-1 - (block << 40 | local)``."""
+
+    def __init__(self):
+        self.blocks: list[CounterBlock] = []
+        self.units: dict = {}
+        self.entries: list[tuple[int, int]] = []
+
+    def add(self, block: CounterBlock) -> int:
+        self.blocks.append(block)
+        return -1 - ((len(self.blocks) - 1) << _LOCAL_BITS)
+
+    def _split(self, q: int) -> tuple[int, CounterBlock, int]:
+        x = -1 - q
+        b = x >> _LOCAL_BITS
+        return b, self.blocks[b], x & ((1 << _LOCAL_BITS) - 1)
+
+    def _id(self, b: int, block: CounterBlock, kg) -> int:
+        if isinstance(kg, int):
+            return kg  # a real state (the block's end)
+        return -1 - ((b << _LOCAL_BITS) | block.local(kg))
+
+    def edges(self, q: int) -> list[Edge]:
+        """Character edges of virtual state ``q``."""
+        b, block, local = self._split(q)
+        return [(lo, hi, self._id(b, block, t)) for lo, hi, t in block.edges(local)]
+
+    def eps(self, q: int) -> list[int]:
+        b, block, local = self._split(q)
+        return [self._id(b, block, t) for t in block.eps(local)]
+
+    def all_edges(self):
+        """Every distinct edge range a block can take (for spellability checks)."""
+        for block in self.blocks:
+            yield from block.all_edges()

@@ -1,0 +1,19 @@
+"""The time and size budget of one automaton construction (a `Limits` with its running deadline)."""
+
+from __future__ import annotations
+
+from ..limits import Limits
+
+
+class Budget:
+    def __init__(self, limits: Limits):
+        self.limits = limits
+        self.deadline = limits.deadline()
+        self.ticks = 0
+
+    def tick(self, n_states: int, what: str) -> None:
+        self.ticks += 1
+        if self.ticks & 15 == 0:
+            self.deadline.check(what)
+        if n_states > self.limits.max_states:
+            self.limits.check_states(n_states, what)

@@ -1,0 +1,255 @@
+"""Deterministic automata over code points, and the operations JSON Schema needs on small ones.
+
+A `CharDFA` is what ``And`` (intersection), ``Minus`` (difference with a finite set of words) and
+``not`` (complement) are computed on: subset construction (`determinize`) over code point range
+partitions, then products and complements of those small automata, never of the whole schema.
+"""
+
+from __future__ import annotations
+
+from .budget import Budget
+from .language import ANY_CHAR, normalize_ranges, subtract
+
+Edge = tuple[int, int, int]  # (lo, hi, target)
+
+
+class CharDFA:
+    """A deterministic automaton over code points: ``edges[s]`` are sorted disjoint (lo, hi, target)."""
+
+    def __init__(self, edges: list[list[Edge]], accepting: list[bool]):
+        self.edges = edges
+        self.accepting = accepting
+
+    def __len__(self) -> int:
+        return len(self.edges)
+
+    def step(self, s: int, c: int) -> int:
+        for lo, hi, t in self.edges[s]:
+            if lo <= c <= hi:
+                return t
+        return -1
+
+    def accepts(self, text: str) -> bool:
+        s = 0
+        for ch in text:
+            s = self.step(s, ord(ch))
+            if s < 0:
+                return False
+        return self.accepting[s]
+
+
+EMPTY_DFA = CharDFA([[]], [False])
+
+
+def determinize(nfa, start: int, final: int, budget: Budget) -> CharDFA:
+    """Subset construction over code point range partitions (call ``nfa.trim`` first)."""
+    trans, eps = nfa.trans, nfa.eps
+    cl_memo: dict[int, frozenset] = {}
+
+    def closure(q: int) -> frozenset:
+        r = cl_memo.get(q)
+        if r is not None:
+            return r
+        if not eps[q]:
+            r = frozenset((q,))
+        else:
+            seen = {q}
+            stack = [q]
+            while stack:
+                x = stack.pop()
+                for y in eps[x]:
+                    if y not in seen:
+                        seen.add(y)
+                        stack.append(y)
+            r = frozenset(seen)
+        cl_memo[q] = r
+        return r
+
+    ids: dict[frozenset, int] = {}
+    sets: list[frozenset] = []
+    raw_ids: dict[frozenset, int] = {}
+
+    def dfa_id(raw: frozenset) -> int:
+        d = raw_ids.get(raw)
+        if d is not None:
+            return d
+        if len(raw) == 1:
+            (q,) = raw
+            S = closure(q)
+        else:
+            S = frozenset().union(*(closure(q) for q in raw))
+        d = ids.get(S)
+        if d is None:
+            d = ids[S] = len(sets)
+            sets.append(S)
+        raw_ids[raw] = d
+        return d
+
+    dfa_id(frozenset((start,)))
+    out_edges: list[list[Edge]] = []
+    accepting: list[bool] = []
+    i = 0
+    while i < len(sets):
+        S = sets[i]
+        i += 1
+        accepting.append(final in S)
+        ev: list[Edge] = []
+        for q in S:
+            if trans[q]:
+                ev.extend(trans[q])
+        if not ev:
+            out_edges.append([])
+            continue
+        if len(ev) == 1:
+            lo, hi, t = ev[0]
+            out_edges.append([(lo, hi, dfa_id(frozenset((t,))))])
+            continue
+        ev.sort()
+        bounds = sorted({e[0] for e in ev} | {e[1] + 1 for e in ev})
+        row: list[Edge] = []
+        active: list[tuple[int, int]] = []
+        j = 0
+        for b in range(len(bounds) - 1):
+            x = bounds[b]
+            while j < len(ev) and ev[j][0] == x:
+                active.append((ev[j][1], ev[j][2]))
+                j += 1
+            if active:
+                active = [a for a in active if a[0] >= x]
+            if not active:
+                continue
+            d = dfa_id(frozenset(t for _, t in active))
+            y = bounds[b + 1] - 1
+            if row and row[-1][2] == d and row[-1][1] + 1 == x:
+                row[-1] = (row[-1][0], y, d)
+            else:
+                row.append((x, y, d))
+        out_edges.append(row)
+        budget.tick(len(sets), "JSON schema automaton")
+    return CharDFA(out_edges, accepting)
+
+
+def complement_dfa(dfa: CharDFA) -> CharDFA:
+    """The DFA of every character string ``dfa`` (deterministic, missing edges = reject) rejects."""
+    n = len(dfa)
+    sink = n
+    edges = []
+    for q in range(n):
+        row = list(dfa.edges[q])
+        covered = normalize_ranges([(lo, hi) for lo, hi, _ in row])
+        row.extend((lo, hi, sink) for lo, hi in subtract(ANY_CHAR, covered))
+        edges.append(sorted(row))
+    edges.append([(lo, hi, sink) for lo, hi in ANY_CHAR])
+    return CharDFA(edges, [not a for a in dfa.accepting] + [True])
+
+
+def trim_dfa(dfa: CharDFA) -> CharDFA | None:
+    """Keep states reachable from 0 that can reach acceptance; None if the language is empty."""
+    n = len(dfa)
+    rev: list[list[int]] = [[] for _ in range(n)]
+    for q, edges in enumerate(dfa.edges):
+        for _, _, t in edges:
+            rev[t].append(q)
+    live = list(dfa.accepting)
+    stack = [q for q in range(n) if live[q]]
+    while stack:
+        t = stack.pop()
+        for q in rev[t]:
+            if not live[q]:
+                live[q] = True
+                stack.append(q)
+    if not live[0]:
+        return None
+    order, seen, stack = [], {0}, [0]
+    while stack:
+        q = stack.pop()
+        order.append(q)
+        for _, _, t in dfa.edges[q]:
+            if live[t] and t not in seen:
+                seen.add(t)
+                stack.append(t)
+    order.sort()
+    new = {q: i for i, q in enumerate(order)}
+    edges = [[(lo, hi, new[t]) for lo, hi, t in dfa.edges[q] if t in new] for q in order]
+    return CharDFA(edges, [dfa.accepting[q] for q in order])
+
+
+def product(a: CharDFA, b: CharDFA, budget: Budget) -> CharDFA:
+    ids = {(0, 0): 0}
+    pairs = [(0, 0)]
+    edges: list[list[Edge]] = []
+    acc: list[bool] = []
+    i = 0
+    while i < len(pairs):
+        p, q = pairs[i]
+        i += 1
+        acc.append(a.accepting[p] and b.accepting[q])
+        row = []
+        ea, eb = a.edges[p], b.edges[q]
+        x = y = 0
+        while x < len(ea) and y < len(eb):
+            lo, hi = max(ea[x][0], eb[y][0]), min(ea[x][1], eb[y][1])
+            if lo <= hi:
+                key = (ea[x][2], eb[y][2])
+                d = ids.get(key)
+                if d is None:
+                    d = ids[key] = len(pairs)
+                    pairs.append(key)
+                row.append((lo, hi, d))
+            if ea[x][1] < eb[y][1]:
+                x += 1
+            else:
+                y += 1
+        edges.append(row)
+        budget.tick(len(pairs), "intersection of string constraints")
+    return CharDFA(edges, acc)
+
+
+def minus_words(a: CharDFA, words: frozenset[str], budget: Budget) -> CharDFA:
+    # A trie of the words, run in parallel with ``a``; states where a word ends are not accepting.
+    trie: list[dict[int, int]] = [{}]
+    ends = {0: False}
+    for w in words:
+        t = 0
+        for ch in w:
+            nxt = trie[t].get(ord(ch))
+            if nxt is None:
+                nxt = len(trie)
+                trie.append({})
+                ends[nxt] = False
+                trie[t][ord(ch)] = nxt
+            t = nxt
+        ends[t] = True
+    ids = {(0, 0): 0}
+    pairs = [(0, 0)]
+    edges: list[list[Edge]] = []
+    acc: list[bool] = []
+    i = 0
+    while i < len(pairs):
+        p, t = pairs[i]
+        i += 1
+        acc.append(a.accepting[p] and not (t >= 0 and ends[t]))
+        row = []
+        kids = trie[t] if t >= 0 else {}
+        for lo, hi, nq in a.edges[p]:
+            cuts = sorted(c for c in kids if lo <= c <= hi)
+            x = lo
+            for c in cuts + [hi + 1]:
+                if x <= c - 1:
+                    key = (nq, -1)
+                    d = ids.get(key)
+                    if d is None:
+                        d = ids[key] = len(pairs)
+                        pairs.append(key)
+                    row.append((x, c - 1, d))
+                if c <= hi:
+                    key = (nq, kids[c])
+                    d = ids.get(key)
+                    if d is None:
+                        d = ids[key] = len(pairs)
+                        pairs.append(key)
+                    row.append((c, c, d))
+                x = c + 1
+        edges.append(row)
+        budget.tick(len(pairs), "property names")
+    return CharDFA(edges, acc)
