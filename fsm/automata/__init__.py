@@ -1,12 +1,23 @@
 """fsm.automata: languages and automata, knowing nothing of JSON Schema, regex specs or grammars.
 
-Owns the language tree and its algebra (`language`), number languages (`numbers`), the any-JSON-value
-pushdown block (`any_value`), the translation of Python's ``re`` parse tree into the language tree
-(`re_tree`), Thompson NFAs with counter and product blocks (`nfa`), byte DFAs (`byte_dfa`), the lazily
-determinized DFA (`lazy_dfa`) and the pushdown automaton for recursive rules (`pushdown`).
+Modules, bottom layer first (each imports only modules listed above it):
+
+- `ranges`: code point sets as sorted disjoint ranges, and their algebra.
+- `language`: the language tree (`Node` types) and its smart constructors.
+- `escapes`: JSON string escapes, written once (tree, trie and NFA fragment).
+- `numbers`: number languages; `any_value`: the any-JSON-value pushdown block.
+- `re_tree`: Python's ``re`` parse tree -> language tree.
+- `budget`: the time/size budget of one construction; `byte_dfa`: `ByteDFA`, UTF-8 byte
+  sequences, table finishing and equal-row merging; `char_dfa`: `CharDFA` and subset
+  construction, complement, trim, product, difference with words.
+- `blocks`: virtual NFA states (counter and product blocks); `liveness`: which NFA states can
+  still finish; `lazy_dfa`: the lazily determinized byte DFA.
+- `nfa`: the Thompson NFA of a tree, and the tree -> automaton conversions.
+- `eliminate`: character DFA -> plain tree (state elimination); `regex_text`: tree -> regex text.
+- `pushdown`: the pushdown automaton for recursive rules.
 
 May import only `fsm.errors`, `fsm.limits` and itself: the spec front ends (`fsm.regex`, `fsm.json`,
-`fsm.grammar`) build on this package, never the other way round (tests/fsm/test_layers.py checks it).
+`fsm.grammar`) build on this package, never the other way round.
 """
 
 from .any_value import AnyValueBlock
@@ -14,7 +25,6 @@ from .budget import Budget
 from .byte_dfa import MAX_CODEPOINT, SURROGATES, ByteDFA, codepoint_ranges_between, finish_dfa, utf8_sequences
 from .char_dfa import CharDFA, complement_dfa
 from .language import (
-    ANY_CHAR,
     EMPTY,
     NEVER,
     Alt,
@@ -27,20 +37,16 @@ from .language import (
     Members,
     Minus,
     Node,
-    Ranges,
     Ref,
     Rep,
     Seq,
     Val,
     alt,
     cls,
-    complement,
     lit,
-    normalize_ranges,
     opt,
     rep,
     seq,
-    to_regex,
 )
 from .lazy_dfa import LazyByteDFA
 from .nfa import node_nfa, node_to_char_dfa, node_to_dfa, small_dfa
@@ -54,7 +60,9 @@ from .numbers import (
     number_node,
 )
 from .pushdown import LeftRecursive, pushdown_dfa
+from .ranges import ANY_CHAR, Ranges, complement, normalize_ranges
 from .re_tree import Untranslatable, regex_node
+from .regex_text import to_regex
 
 __all__ = [
     "ANY_CHAR",

@@ -1,7 +1,7 @@
 """Any JSON value (``{}``, ``true``, ``additionalProperties: true``) as a lazy pushdown block.
 
 Arbitrary JSON nests without bound, so it is not a regular language; a depth cut would silently
-reject valid documents. The lazy DFA (`json_dfa`) only ever makes the states a token walk reaches,
+reject valid documents. The lazy DFA (`lazy_dfa`) only ever makes the states a token walk reaches,
 so the block keeps its bracket stack *in the state*: virtual NFA states ``(mode, stack, ...)``
 with the stack a string of ``[``/``{``. Each depth reached costs a few DFA states, made on demand;
 no grammar engine (and no LALR table) is needed. Scalars (``null``, booleans, numbers, strings)
@@ -10,9 +10,9 @@ compact, or exactly ``json.dumps(indent=k)`` layout at the block's depth.
 
 Every state can finish (close its open brackets), so the block never leads into a dead end.
 
->>> from fsm.json_ast import AnyJson, lit, seq
->>> from fsm.json_automaton import node_nfa
->>> from fsm.json_dfa import LazyByteDFA
+>>> from fsm.automata import AnyJson, lit, seq
+>>> from fsm.automata import node_nfa
+>>> from fsm.automata import LazyByteDFA
 >>> d = LazyByteDFA(*node_nfa(seq(lit("["), AnyJson(), lit("]")))).as_byte_dfa()
 >>> [d.accepts(t) for t in (b'[{"a":[1,{"b":null}]}]', b'[{"a":]', b'[[[[[[[[[]]]]]]]]]')]
 [True, False, True]
@@ -20,8 +20,9 @@ Every state can finish (close its open brackets), so the block never leads into 
 
 from __future__ import annotations
 
-from .language import ANY_CHAR, Cls, Enc, Node, alt, lit, rep, seq
+from .language import Cls, Enc, Node, alt, lit, rep, seq
 from .numbers import Bounds, number_node
+from .ranges import ANY_CHAR
 
 _CLOSE = {"[": "]", "{": "}"}
 

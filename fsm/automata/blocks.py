@@ -12,7 +12,7 @@ import numpy as np
 
 from .char_dfa import CharDFA, Edge
 from .escapes import MUST_ESCAPE, escape_trie
-from .language import subtract
+from .ranges import subtract
 
 _LOCAL_BITS = 40
 

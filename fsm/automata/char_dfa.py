@@ -8,7 +8,7 @@ partitions, then products and complements of those small automata, never of the 
 from __future__ import annotations
 
 from .budget import Budget
-from .language import ANY_CHAR, normalize_ranges, subtract
+from .ranges import ANY_CHAR, normalize_ranges, subtract
 
 Edge = tuple[int, int, int]  # (lo, hi, target)
 
@@ -42,7 +42,11 @@ EMPTY_DFA = CharDFA([[]], [False])
 
 
 def determinize(nfa, start: int, final: int, budget: Budget) -> CharDFA:
-    """Subset construction over code point range partitions (call ``nfa.trim`` first)."""
+    """Subset construction over code point range partitions (call ``nfa.trim`` first).
+
+    One long function on purpose: it is the hot loop of every ``And``/``Minus``/``not`` and of each
+    counter block's unit, and its closure memo and state numbering stay local to one frame.
+    """
     trans, eps = nfa.trans, nfa.eps
     cl_memo: dict[int, frozenset] = {}
 

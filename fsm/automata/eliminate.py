@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 
 from ..errors import SchemaTooComplex
@@ -21,8 +22,6 @@ def dfa_to_node(dfa: CharDFA) -> Node:
     Regex text is needed only for ``to_regex`` and grammar terminals; big intersections raise
     `SchemaTooComplex` instead of growing without bound.
     """
-    import time
-
     n = len(dfa)
     if n > _ELIMINATION_STATES:
         raise SchemaTooComplex(

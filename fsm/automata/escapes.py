@@ -1,38 +1,109 @@
-"""The JSON string escapes this library writes for characters that must be escaped."""
+"""JSON string escapes, written once: which characters must be escaped and how this library escapes them.
+
+`encoded_char` is the language tree of one character's encodings; `escape_trie` is the same set of
+escapes as a trie (what `blocks.ProductBlock` walks); `add_any_escape` is the NFA fragment of every
+escape the unrestricted string admits, surrogate pairs included.
+"""
 
 from __future__ import annotations
 
-from .language import encoded_char
+from itertools import product
 
-MUST_ESCAPE = ((0x00, 0x1F), (0x22, 0x22), (0x5C, 0x5C))
-HEX = ((0x30, 0x39), (0x41, 0x46), (0x61, 0x66))
-HEX_NOT_D = ((0x30, 0x39), (0x41, 0x43), (0x45, 0x46), (0x61, 0x63), (0x65, 0x66))
+from .language import NEVER, Alt, Cls, Lit, Node, Seq, alt, cls, lit, seq
+from .ranges import Ranges, intersect, subtract
+
+SHORT_ESCAPES = {0x22: '\\"', 0x5C: "\\\\", 0x08: "\\b", 0x0C: "\\f", 0x0A: "\\n", 0x0D: "\\r", 0x09: "\\t"}
+MUST_ESCAPE: Ranges = ((0x00, 0x1F), (0x22, 0x22), (0x5C, 0x5C))
+HEX: Ranges = ((0x30, 0x39), (0x41, 0x46), (0x61, 0x66))
+HEX_NOT_D: Ranges = ((0x30, 0x39), (0x41, 0x43), (0x45, 0x46), (0x61, 0x63), (0x65, 0x66))
+
+
+def _hex_digit(d: int) -> Node:
+    c = "0123456789abcdef"[d]
+    return cls((ord(c), ord(c)), (ord(c.upper()), ord(c.upper())))
+
+
+def encoded_char(ranges: Ranges, full: bool = False) -> Node:
+    """The JSON encodings of one character from ``ranges``: raw where JSON allows it, else escaped.
+
+    With ``full`` (the unrestricted string) any ``\\uXXXX`` escape is allowed too; otherwise
+    only the escapes a character needs (and ``\\/``), so decoded sets stay exact.
+
+    >>> import re
+    >>> from fsm.automata import to_regex
+    >>> rx = to_regex(encoded_char(((0x22, 0x22), (0x61, 0x61))))
+    >>> [bool(re.fullmatch(rx, s)) for s in ['a', chr(92) + '"', '"', 'b']]
+    [True, True, False, False]
+    """
+    parts: list[Node] = []
+    raw = subtract(ranges, MUST_ESCAPE)
+    if raw:
+        parts.append(Cls(raw))
+    if full:
+        hex_ = Cls(HEX)
+        not_d = Cls(subtract(HEX, ((68, 68), (100, 100))))
+        low = Cls(((48, 55),))
+        parts.append(
+            seq(
+                lit("\\"),
+                alt(
+                    cls(
+                        (0x22, 0x22),
+                        (0x2F, 0x2F),
+                        (0x5C, 0x5C),
+                        (0x62, 0x62),
+                        (0x66, 0x66),
+                        (0x6E, 0x6E),
+                        (0x72, 0x72),
+                        (0x74, 0x74),
+                    ),
+                    seq(
+                        lit("u"),
+                        alt(seq(not_d, hex_, hex_, hex_), seq(cls((68, 68), (100, 100)), low, hex_, hex_)),
+                    ),
+                ),
+            )
+        )
+        return alt(*parts)
+    for a, b in intersect(ranges, MUST_ESCAPE + ((0x2F, 0x2F),)):
+        for c in range(a, b + 1):
+            if c == 0x2F:
+                parts.append(lit("\\/"))
+                continue
+            if c in SHORT_ESCAPES:
+                parts.append(lit(SHORT_ESCAPES[c]))
+            if c < 0x20:
+                parts.append(seq(lit("\\u00"), _hex_digit(c >> 4), _hex_digit(c & 15)))
+    return alt(*parts) if parts else NEVER
+
+
+def _words(node: Node) -> set[str]:
+    """Every string of a finite plain tree (``Lit``, ``Cls``, ``Seq``, ``Alt`` only)."""
+    if isinstance(node, Lit):
+        return {node.text}
+    if isinstance(node, Cls):
+        return {chr(c) for a, b in node.ranges for c in range(a, b + 1)}
+    if isinstance(node, Seq):
+        return {"".join(p) for p in product(*(sorted(_words(it)) for it in node.items))}
+    if isinstance(node, Alt):
+        return set().union(*(_words(it) for it in node.items))
+    raise TypeError(f"{type(node).__name__} is not a finite plain tree")
 
 
 def escape_trie() -> tuple[list[dict[int, int]], dict[int, int]]:
     """A trie of every JSON escape this library writes for a character that must be escaped.
 
     ``(children, leaf_char)``: node 0 is before the backslash; a leaf maps to its decoded character.
+
+    >>> children, leaf = escape_trie()
+    >>> sorted(chr(c) for c in children[0])
+    ['\\\\']
     """
-    import re
-
-    from .language import to_regex
-
     children: list[dict[int, int]] = [{}]
     leaf: dict[int, int] = {}
     for lo, hi in MUST_ESCAPE:
         for c in range(lo, hi + 1):
-            rx = re.compile(to_regex(encoded_char(((c, c),), False)))
-            short = [chr(c) if chr(c) in '"\\' else {8: "b", 9: "t", 10: "n", 12: "f", 13: "r"}.get(c, "")]
-            cands = {"\\" + x for x in short if x} | {
-                f"\\u{c:04x}",
-                f"\\u{c:04X}",
-                f"\\u{c:04x}".upper().replace("\\U", "\\u"),
-            }
-            hexs = f"{c:04x}"
-            if any(ch.isalpha() for ch in hexs):
-                cands |= {"\\u" + "".join(v) for v in _case_variants(hexs)}
-            for text in sorted(x for x in cands if rx.fullmatch(x)):
+            for text in sorted(_words(encoded_char(((c, c),), False))):
                 node = 0
                 for ch in text:
                     nxt = children[node].get(ord(ch))
@@ -45,9 +116,29 @@ def escape_trie() -> tuple[list[dict[int, int]], dict[int, int]]:
     return children, leaf
 
 
-def _case_variants(s: str):
-    if not s:
-        yield ""
-        return
-    for rest in _case_variants(s[1:]):
-        yield from {s[0].lower() + rest, s[0].upper() + rest}
+def add_any_escape(nfa, s: int, e: int) -> None:
+    """Add to ``nfa`` (``new()`` and ``trans``) the edges from ``s`` to ``e`` of every escape a JSON
+    string admits: a short escape, ``\\u`` and four hex digits that are not a surrogate, or a
+    surrogate pair (one astral character)."""
+    new, trans = nfa.new, nfa.trans
+    esc, u1, u2, u2d, u3, u4 = (new() for _ in range(6))
+    trans[s].append((0x5C, 0x5C, esc))
+    trans[esc].extend((c, c, e) for c in b'"/\\bfnrt')
+    trans[esc].append((0x75, 0x75, u1))
+    trans[u1].extend((a, b, u2) for a, b in HEX_NOT_D)
+    trans[u1].extend(((0x44, 0x44, u2d), (0x64, 0x64, u2d)))
+    trans[u2].extend((a, b, u3) for a, b in HEX)
+    trans[u2d].append((0x30, 0x37, u3))
+    trans[u3].extend((a, b, u4) for a, b in HEX)
+    trans[u4].extend((a, b, e) for a, b in HEX)
+    # a surrogate pair: \uD800-\uDBFF then \uDC00-\uDFFF
+    h2, h3, h4, bs, bu, l1, l2, l3 = (new() for _ in range(8))
+    trans[u2d].extend(((0x38, 0x39, h2), (0x41, 0x42, h2), (0x61, 0x62, h2)))
+    trans[h2].extend((a, b, h3) for a, b in HEX)
+    trans[h3].extend((a, b, h4) for a, b in HEX)
+    trans[h4].append((0x5C, 0x5C, bs))
+    trans[bs].append((0x75, 0x75, bu))
+    trans[bu].extend(((0x44, 0x44, l1), (0x64, 0x64, l1)))
+    trans[l1].extend(((0x43, 0x46, l2), (0x63, 0x66, l2)))
+    trans[l2].extend((a, b, l3) for a, b in HEX)
+    trans[l3].extend((a, b, e) for a, b in HEX)

@@ -9,8 +9,8 @@ actually reach, so the time to the first mask does not grow with the schema.
 
 Every state can reach acceptance: the NFA is trimmed before, so every non-empty state set is live.
 
->>> from fsm.json_ast import lit, alt
->>> from fsm.json_automaton import node_nfa
+>>> from fsm.automata import lit, alt
+>>> from fsm.automata import node_nfa
 >>> d = LazyByteDFA(*node_nfa(alt(lit("yes"), lit("no")))).as_byte_dfa()
 >>> d.accepts(b"yes"), d.accepts(b"ye")
 (True, False)
@@ -42,7 +42,7 @@ class LazyByteDFA:
     ):
         self.limits = limits or DEFAULT_LIMITS
         self._counters = counters  # virtual (negative) NFA states of long counted repeats
-        # rule calls (`json_pushdown.Calls`): ids from Calls.BASE up are (NFA state, stack) configurations
+        # rule calls (`pushdown.Calls`): ids from Calls.BASE up are (NFA state, stack) configurations
         self._calls = calls
         self._vbtrans: dict[int, list[tuple[int, int, int]]] = {}
         # Byte edges are derived per NFA state on first use; UTF-8 continuation states are appended.

@@ -1,4 +1,4 @@
-"""Compile a `json_ast` tree straight to a byte DFA, without going through regex text.
+"""Compile a language tree (`language`) straight to a byte DFA, without going through regex text.
 
 Regex text for a big schema is large (optional properties are quadratic as text) and a generic
 regex parser is slow on it; the tree itself compiles linearly. Steps: a character-level NFA with
@@ -7,7 +7,7 @@ states that can still accept; subset construction over range partitions into a c
 every character edge expanded into its UTF-8 byte paths (shared trie nodes); byte columns folded
 into classes. ``And`` and ``Minus`` are built on small determinized sub-automata and spliced in.
 
->>> from fsm.json_ast import lit, alt
+>>> from fsm.automata import lit, alt
 >>> node_to_dfa(alt(lit("yes"), lit("no"))).accepts(b"no")
 True
 """
@@ -18,13 +18,13 @@ from collections import defaultdict
 
 from ..errors import SchemaError, SchemaTooComplex, SpecTooComplex
 from ..limits import DEFAULT_LIMITS, Limits
+from .any_value import AnyValueBlock, scalar_nodes
 from .blocks import CounterBlock, Counters, ProductBlock
 from .budget import Budget
 from .byte_dfa import ByteDFA
 from .char_dfa import EMPTY_DFA, CharDFA, Edge, determinize, minus_words, product, trim_dfa
-from .escapes import HEX, HEX_NOT_D, MUST_ESCAPE
+from .escapes import MUST_ESCAPE, add_any_escape, encoded_char
 from .language import (
-    ANY_CHAR,
     Alt,
     And,
     AnyJson,
@@ -39,11 +39,10 @@ from .language import (
     Rep,
     Seq,
     Val,
-    encoded_char,
-    intersect,
-    normalize_ranges,
-    subtract,
 )
+from .lazy_dfa import LazyByteDFA
+from .liveness import live_states
+from .ranges import ANY_CHAR, intersect, normalize_ranges, subtract
 
 _COUNTER_MIN = 24  # a counted repeat with at least this many optional copies becomes a counter block
 _UNIT_MAX = 64  # ... when its item is a DFA of at most this many states
@@ -67,7 +66,7 @@ class NFA:
         # Long counted repeats become `CounterBlock`s (virtual states, see there) when the consumer
         # supports them: the lazy DFA does, `determinize` does not.
         self.counters = Counters() if counters else None
-        # `Ref`s become call sites of rules (a pushdown automaton, see `json_pushdown`) when given
+        # `Ref`s become call sites of rules (a pushdown automaton, see `pushdown`) when given
         self.calls = calls
 
     def new(self) -> int:
@@ -82,29 +81,7 @@ class NFA:
     def build(self, node: Node, s: int, enc: bool = False, full: bool = False) -> int:
         """Add ``node`` starting at state ``s``; return its end state."""
         if isinstance(node, Lit):
-            text = node.text
-            if not text:
-                return s
-            if enc and any(c < " " or c in '"\\' for c in text):
-                for ch in text:
-                    c = ord(ch)
-                    if c < 0x20 or ch in '"\\':
-                        s = self.build(self._encoded(((c, c),), False), s)
-                    else:
-                        e = self.new()
-                        self.trans[s].append((c, c, e))
-                        s = e
-                return s
-            # a chain of fresh states, allocated at once
-            n0 = len(self.trans)
-            k = len(text)
-            self.trans.extend([(ord(ch), ord(ch), n0 + i + 1)] for i, ch in enumerate(text[1:]))
-            self.trans.append([])
-            self.eps.extend([] for _ in range(k))
-            self.trans[s].append((ord(text[0]), ord(text[0]), n0))
-            if (n0 >> 8) != ((n0 + k) >> 8):
-                self.budget.tick(n0 + k, "JSON schema automaton")
-            return n0 + k - 1
+            return self._lit(node.text, s, enc)
         if isinstance(node, Cls):
             e = self.new()
             self._cls_to(node.ranges, enc, full, s, e)
@@ -119,28 +96,7 @@ class NFA:
                 self.eps[self.build(it, s, enc, full)].append(e)
             return e
         if isinstance(node, Rep):
-            if self.counters is not None and node.hi is not None and node.hi - node.lo >= _COUNTER_MIN:
-                e = self._counter(node, s, enc, full)
-                if e is not None:
-                    return e
-            for _ in range(node.lo):
-                s = self.build(node.item, s, enc, full)
-            if node.hi is None and isinstance(node.item, Cls):
-                m = self.new()
-                self.eps[s].append(m)
-                self._cls_to(node.item.ranges, enc, full, m, m)
-                return m
-            if node.hi is None:
-                m = self.new()  # a fresh loop head, so no loop runs back into a shared state
-                self.eps[s].append(m)
-                self.eps[self.build(node.item, m, enc, full)].append(m)
-                return m
-            e = self.new()
-            self.eps[s].append(e)
-            for _ in range(node.hi - node.lo):
-                s = self.build(node.item, s, enc, full)
-                self.eps[s].append(e)
-            return e
+            return self._rep(node, s, enc, full)
         if isinstance(node, Members):
             return self._members(node, s, enc, full)
         if isinstance(node, Val):
@@ -171,6 +127,56 @@ class NFA:
             self.calls.site[c] = (node.name, r)
             return r
         raise TypeError(f"unknown node {node!r}")
+
+    def _lit(self, text: str, s: int, enc: bool) -> int:
+        """``text`` from ``s`` (characters JSON must escape as their escapes when ``enc``)."""
+        if not text:
+            return s
+        if enc and any(c < " " or c in '"\\' for c in text):
+            for ch in text:
+                c = ord(ch)
+                if c < 0x20 or ch in '"\\':
+                    s = self.build(self._encoded(((c, c),), False), s)
+                else:
+                    e = self.new()
+                    self.trans[s].append((c, c, e))
+                    s = e
+            return s
+        # a chain of fresh states, allocated at once
+        n0 = len(self.trans)
+        k = len(text)
+        self.trans.extend([(ord(ch), ord(ch), n0 + i + 1)] for i, ch in enumerate(text[1:]))
+        self.trans.append([])
+        self.eps.extend([] for _ in range(k))
+        self.trans[s].append((ord(text[0]), ord(text[0]), n0))
+        if (n0 >> 8) != ((n0 + k) >> 8):
+            self.budget.tick(n0 + k, "JSON schema automaton")
+        return n0 + k - 1
+
+    def _rep(self, node: Rep, s: int, enc: bool, full: bool) -> int:
+        """``node.item`` repeated ``lo..hi`` times from ``s``: a counter block when long, else copies."""
+        if self.counters is not None and node.hi is not None and node.hi - node.lo >= _COUNTER_MIN:
+            e = self._counter(node, s, enc, full)
+            if e is not None:
+                return e
+        for _ in range(node.lo):
+            s = self.build(node.item, s, enc, full)
+        if node.hi is None and isinstance(node.item, Cls):
+            m = self.new()
+            self.eps[s].append(m)
+            self._cls_to(node.item.ranges, enc, full, m, m)
+            return m
+        if node.hi is None:
+            m = self.new()  # a fresh loop head, so no loop runs back into a shared state
+            self.eps[s].append(m)
+            self.eps[self.build(node.item, m, enc, full)].append(m)
+            return m
+        e = self.new()
+        self.eps[s].append(e)
+        for _ in range(node.hi - node.lo):
+            s = self.build(node.item, s, enc, full)
+            self.eps[s].append(e)
+        return e
 
     def _counter(self, node: Rep, s: int, enc: bool, full: bool) -> int | None:
         """``node`` as a counter block from ``s``; None when its item is too big to be a unit."""
@@ -205,9 +211,7 @@ class NFA:
         return end
 
     def _any_json(self, node: AnyJson, s: int) -> int:
-        """An unbounded JSON value as a pushdown block (lazy consumers only, see `json_any`)."""
-        from .any_value import AnyValueBlock, scalar_nodes
-
+        """An unbounded JSON value as a pushdown block (lazy consumers only, see `any_value`)."""
         if self.counters is None:
             raise NotRegular("an unconstrained JSON value nests without bound")
         key = ("any", node.max_string_length)
@@ -270,28 +274,7 @@ class NFA:
         raw = subtract(ranges, MUST_ESCAPE)
         self.trans[s].extend((a, b, e) for a, b in raw)
         if full and ranges == ANY_CHAR:
-            # \ then a short escape, or u and four hex digits that are not a surrogate
-            esc, u1, u2, u2d, u3, u4 = (self.new() for _ in range(6))
-            self.trans[s].append((0x5C, 0x5C, esc))
-            self.trans[esc].extend((c, c, e) for c in b'"/\\bfnrt')
-            self.trans[esc].append((0x75, 0x75, u1))
-            self.trans[u1].extend((a, b, u2) for a, b in HEX_NOT_D)
-            self.trans[u1].extend(((0x44, 0x44, u2d), (0x64, 0x64, u2d)))
-            self.trans[u2].extend((a, b, u3) for a, b in HEX)
-            self.trans[u2d].append((0x30, 0x37, u3))
-            self.trans[u3].extend((a, b, u4) for a, b in HEX)
-            self.trans[u4].extend((a, b, e) for a, b in HEX)
-            # a surrogate pair: \uD800-\uDBFF then \uDC00-\uDFFF (one astral character)
-            h2, h3, h4, bs, bu, l1, l2, l3 = (self.new() for _ in range(8))
-            self.trans[u2d].extend(((0x38, 0x39, h2), (0x41, 0x42, h2), (0x61, 0x62, h2)))
-            self.trans[h2].extend((a, b, h3) for a, b in HEX)
-            self.trans[h3].extend((a, b, h4) for a, b in HEX)
-            self.trans[h4].append((0x5C, 0x5C, bs))
-            self.trans[bs].append((0x75, 0x75, bu))
-            self.trans[bu].extend(((0x44, 0x44, l1), (0x64, 0x64, l1)))
-            self.trans[l1].extend(((0x43, 0x46, l2), (0x63, 0x66, l2)))
-            self.trans[l2].extend((a, b, l3) for a, b in HEX)
-            self.trans[l3].extend((a, b, e) for a, b in HEX)
+            add_any_escape(self, s, e)
             return
         special = intersect(ranges, MUST_ESCAPE + ((0x2F, 0x2F),))
         if special:
@@ -378,56 +361,12 @@ class NFA:
     def trim(self, final: int, calls=None) -> list[bool]:
         """Which states can reach ``final``; edges into the others are dropped.
 
-        With ``calls`` (see `json_pushdown.Calls`), a state is live when it reaches the end of its
+        With ``calls`` (see `pushdown.Calls`), a state is live when it reaches the end of its
         own rule, a call site when its return state is live and the rule it calls can finish.
         """
+        entries = self.counters.entries if self.counters is not None else ()
+        live = live_states(self.trans, self.eps, final, entries, calls)
         n = len(self.trans)
-        rev: list[list[int]] = [[] for _ in range(n)]
-        for q in range(n):
-            for _, _, t in self.trans[q]:
-                rev[t].append(q)
-            for t in self.eps[q]:
-                if t >= 0:
-                    rev[t].append(q)
-        if self.counters is not None:
-            # every state of a counter block can finish it: its entry is live when its exit is
-            for entry, exit_ in self.counters.entries:
-                rev[exit_].append(entry)
-        live = [False] * n
-        seeds = [final] + (list(calls.final.values()) if calls is not None else [])
-        stack = []
-        for q in seeds:
-            if not live[q]:
-                live[q] = True
-                stack.append(q)
-        if calls is not None:
-            site_of_ret = {r: (c, name) for c, (name, r) in calls.site.items()}
-            rule_of_start: dict[int, list[str]] = {}
-            for name, st in calls.start.items():
-                rule_of_start.setdefault(st, []).append(name)
-            sites_of: dict[str, list[tuple[int, int]]] = {}
-            for c, (name, r) in calls.site.items():
-                sites_of.setdefault(name, []).append((c, r))
-            finishes: set[str] = set()
-        while stack:
-            t = stack.pop()
-            for q in rev[t]:
-                if not live[q]:
-                    live[q] = True
-                    stack.append(q)
-            if calls is None:
-                continue
-            hit = site_of_ret.get(t)
-            if hit is not None and hit[1] in finishes and not live[hit[0]]:
-                live[hit[0]] = True
-                stack.append(hit[0])
-            for name in rule_of_start.get(t, ()):
-                if name not in finishes:
-                    finishes.add(name)
-                    for c, r in sites_of.get(name, ()):
-                        if live[r] and not live[c]:
-                            live[c] = True
-                            stack.append(c)
         for q in range(n):
             if live[q]:
                 tr = self.trans[q]
@@ -489,7 +428,7 @@ def node_nfa(node: Node, limits: Limits | None = None):
 
 def trimmed_nfa(node: Node, limits: Limits, calls=None, rules: dict[str, Node] | None = None):
     """``(nfa, start, final)``: ``node`` built (with ``rules`` as call targets when ``calls`` is
-    given, see `json_pushdown`) and trimmed; budget overruns become `SchemaTooComplex`.
+    given, see `pushdown`) and trimmed; budget overruns become `SchemaTooComplex`.
 
     Raises `SchemaError` when the language is empty.
     """
@@ -524,8 +463,6 @@ def node_to_dfa(node: Node, limits: Limits | None = None) -> ByteDFA:
 
     Raises `SchemaError` when the language is empty and `SchemaTooComplex` over a budget.
     """
-    from .lazy_dfa import LazyByteDFA
-
     return LazyByteDFA(*node_nfa(node, limits)).materialize()
 
 

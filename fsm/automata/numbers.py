@@ -11,7 +11,7 @@ emitting digits; an unconstrained ``number`` also allows a fraction and an expon
 `MAX_EXPONENT_DIGITS` digits.
 
 >>> import re
->>> from fsm.json_ast import to_regex
+>>> from fsm.automata import to_regex
 >>> rx = to_regex(integer_range(-5, 12))
 >>> [bool(re.fullmatch(rx, s)) for s in ["-5", "-6", "0", "12", "13", "007"]]
 [True, False, True, True, False, False]
@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from .language import EMPTY, NEVER, Node, alt, cls, lit, opt, rep, seq
+from .language import EMPTY, NEVER, Alt, Auto, Cls, Lit, Node, Rep, Seq, alt, cls, lit, opt, rep, seq
 
 MAX_INTEGER_DIGITS = 20
 MAX_FRACTION_DIGITS = 20
@@ -65,7 +65,7 @@ def _same_length(lo: str, hi: str) -> Node:
 def natural_range(lo: int, hi: int | None, max_digits: int = MAX_INTEGER_DIGITS) -> Node:
     """Canonical decimal naturals in ``lo..hi`` (``hi=None``: up to ``max_digits`` digits).
 
-    >>> from fsm.json_ast import to_regex
+    >>> from fsm.automata import to_regex
     >>> to_regex(natural_range(0, 255))
     '1[0-9]{2}|2(?:[0-4][0-9]|5[0-5])|[1-9][0-9]|[0-9]'
     """
@@ -94,8 +94,6 @@ def natural_range(lo: int, hi: int | None, max_digits: int = MAX_INTEGER_DIGITS)
 
 
 def _min_len(node: Node) -> int:
-    from .language import Alt, Cls, Lit, Rep, Seq
-
     if isinstance(node, Lit):
         return len(node.text)
     if isinstance(node, Cls):
@@ -300,7 +298,7 @@ def number_node(
     """JSON numbers within ``bounds``; with no bounds, the full compact syntax (digit counts capped).
 
     >>> import re
-    >>> from fsm.json_ast import to_regex
+    >>> from fsm.automata import to_regex
     >>> b = Bounds(); b.tighten_lower(0, True); b.tighten_upper(1, False)
     >>> rx = to_regex(number_node(b, frac_digits=3))
     >>> [bool(re.fullmatch(rx, s)) for s in ["0", "0.0", "0.001", "1", "1.0", "1.001", "0.5"]]
@@ -328,9 +326,7 @@ def number_node(
 
 
 def divisible_integers(m: int, max_digits: int = MAX_INTEGER_DIGITS):
-    """A `json_ast.Auto` accepting canonical JSON integers divisible by ``m`` (``m`` > 0)."""
-    from .language import Auto
-
+    """A `language.Auto` accepting canonical JSON integers divisible by ``m`` (``m`` > 0)."""
     # states: 0 start, 1 after '-', 2 the literal "0" (accepting), 3.. remainder r after a digit >= 1
     edges: list[list[tuple[int, int, int]]] = [[], [], []] + [[] for _ in range(m)]
     edges[0].append((45, 45, 1))

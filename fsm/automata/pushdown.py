@@ -4,7 +4,7 @@ A recursive ``$ref`` makes the documents a context-free language. Instead of han
 parser (which needs the grammar's alternatives to be told apart by one lexeme of lookahead, and
 whose table for a big schema takes seconds to build), every ``$ref`` target becomes a *rule*: one
 NFA fragment, entered by a call and left by a return. A configuration is an NFA state with a stack
-of return states; the lazy DFA (`json_dfa`) determinizes sets of configurations, one state at a
+of return states; the lazy DFA (`lazy_dfa`) determinizes sets of configurations, one state at a
 time, only where a token walk goes. That is exact for any rule structure — ambiguous or not — as
 long as no rule can call itself before reading a character (left recursion, refused here: the
 schema then goes to the grammar engine). Compiling costs one pass over the schema, no table.
@@ -12,7 +12,7 @@ schema then goes to the grammar engine). Compiling costs one pass over the schem
 Trimming keeps only configurations that can still finish: a state is live when it reaches its
 rule's end, through calls of rules that can themselves finish.
 
->>> from fsm.json_ast import Ref, alt, lit, seq
+>>> from fsm.automata import Ref, alt, lit, seq
 >>> rules = {"v": alt(lit("0"), seq(lit("["), Ref("v"), lit("]")))}
 >>> d = pushdown_dfa(Ref("v"), rules).as_byte_dfa()
 >>> [d.accepts(t) for t in (b"0", b"[[0]]", b"[[0]", b"[]")]
@@ -24,6 +24,8 @@ from __future__ import annotations
 from ..errors import SchemaTooComplex
 from ..limits import DEFAULT_LIMITS, Limits
 from .language import Node, Ref
+from .lazy_dfa import LazyByteDFA
+from .nfa import trimmed_nfa
 
 _MAX_DEPTH = 100_000  # stack frames; reached only by a runaway closure, never by a real document
 
@@ -133,8 +135,6 @@ def pushdown_nfa(root: Node, rules: dict[str, Node], limits: Limits | None = Non
     Returns ``(trans, eps, start, final, limits, counters, calls)``. Raises `SchemaError` when no
     document is possible and `LeftRecursive` when a rule calls itself before reading a character.
     """
-    from .nfa import trimmed_nfa
-
     limits = limits or DEFAULT_LIMITS
     calls = Calls()
     nfa, start, final = trimmed_nfa(root, limits, calls, rules)
@@ -149,8 +149,6 @@ def pushdown_nfa(root: Node, rules: dict[str, Node], limits: Limits | None = Non
 
 def pushdown_dfa(root: Node, rules: dict[str, Node], limits: Limits | None = None):
     """A `LazyByteDFA` over the configurations of ``root`` and its ``rules`` (see module doc)."""
-    from .lazy_dfa import LazyByteDFA
-
     trans, eps, start, final, limits, counters, calls = pushdown_nfa(root, rules, limits)
     return LazyByteDFA(trans, eps, start, final, limits, counters, calls)
 

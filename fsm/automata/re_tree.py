@@ -1,11 +1,11 @@
-"""Python ``re`` syntax -> the automaton tree of `fsm.json_ast`, with exact ``re.ASCII`` semantics.
+"""Python ``re`` syntax -> the automaton tree of `fsm.automata.language`, with exact ``re.ASCII`` semantics.
 
 Parsing is Python's own (``re._parser``); this module only maps its tree onto code point ranges,
-so `fsm.json_automaton` can build the automaton in linear time (Thompson NFA, subset construction
+so `fsm.automata.nfa` can build the automaton in linear time (Thompson NFA, subset construction
 over range partitions) instead of a pure-Python character-FSM library whose cost grows
 quadratically with pattern size.
 
->>> from fsm.json_automaton import node_to_dfa
+>>> from fsm.automata import node_to_dfa
 >>> node_to_dfa(regex_node(r"[a-c]+x|\\d{2}")).accepts(b"12")
 True
 """
@@ -21,7 +21,8 @@ except ImportError:  # pragma: no cover - Python 3.10
 
 import re
 
-from .language import Node, alt, cls, complement, normalize_ranges, rep, seq
+from .language import Node, alt, cls, rep, seq
+from .ranges import complement, normalize_ranges
 
 _ALL = ((0, 0x10FFFF),)
 _CATEGORIES = {

@@ -1,0 +1,73 @@
+"""Which NFA states can still reach acceptance, for plain NFAs and for rules called through a stack.
+
+Trimming to these states is what lets every lazily determinized state promise a way to finish.
+"""
+
+from __future__ import annotations
+
+
+def live_states(trans, eps, final: int, entries=(), calls=None) -> list[bool]:
+    """Which states of an NFA (``trans``: range edges, ``eps``: epsilon edges, negative targets
+    virtual) can reach ``final``; ``entries`` pairs a block's entry with its exit (a block can
+    always finish).
+
+    With ``calls`` (see `pushdown.Calls`), a state is live when it reaches the end of its own
+    rule, a call site when its return state is live and the rule it calls can finish.
+
+    >>> live_states([[(97, 97, 1)], [], []], [[], [], []], 1)
+    [True, True, False]
+    """
+    n = len(trans)
+    rev = _reverse(trans, eps, entries)
+    live = [False] * n
+    seeds = [final] + (list(calls.final.values()) if calls is not None else [])
+    stack = []
+    for q in seeds:
+        if not live[q]:
+            live[q] = True
+            stack.append(q)
+    if calls is not None:
+        site_of_ret = {r: (c, name) for c, (name, r) in calls.site.items()}
+        rule_of_start: dict[int, list[str]] = {}
+        for name, st in calls.start.items():
+            rule_of_start.setdefault(st, []).append(name)
+        sites_of: dict[str, list[tuple[int, int]]] = {}
+        for c, (name, r) in calls.site.items():
+            sites_of.setdefault(name, []).append((c, r))
+        finishes: set[str] = set()
+    while stack:
+        t = stack.pop()
+        for q in rev[t]:
+            if not live[q]:
+                live[q] = True
+                stack.append(q)
+        if calls is None:
+            continue
+        hit = site_of_ret.get(t)
+        if hit is not None and hit[1] in finishes and not live[hit[0]]:
+            live[hit[0]] = True
+            stack.append(hit[0])
+        for name in rule_of_start.get(t, ()):
+            if name not in finishes:
+                finishes.add(name)
+                for c, r in sites_of.get(name, ()):
+                    if live[r] and not live[c]:
+                        live[c] = True
+                        stack.append(c)
+    return live
+
+
+def _reverse(trans, eps, entries) -> list[list[int]]:
+    """The predecessors of every real state (virtual targets are skipped; a block's exit has its entry)."""
+    n = len(trans)
+    rev: list[list[int]] = [[] for _ in range(n)]
+    for q in range(n):
+        for _, _, t in trans[q]:
+            rev[t].append(q)
+        for t in eps[q]:
+            if t >= 0:
+                rev[t].append(q)
+    # every state of a counter block can finish it: its entry is live when its exit is
+    for entry, exit_ in entries:
+        rev[exit_].append(entry)
+    return rev

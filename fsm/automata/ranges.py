@@ -1,0 +1,75 @@
+"""Sets of Unicode code points as sorted, disjoint ``(lo, hi)`` ranges, and their algebra.
+
+Character classes of every size (``[^"]`` is over a million code points) cost a few tuples here.
+
+>>> intersect(normalize_ranges([(0x61, 0x7A)]), complement(((0x6D, 0x6D),)))
+((97, 108), (110, 122))
+"""
+
+from __future__ import annotations
+
+MAX_CP = 0x10FFFF
+SURROGATES = (0xD800, 0xDFFF)
+
+Ranges = tuple[tuple[int, int], ...]
+
+
+def normalize_ranges(ranges) -> Ranges:
+    """Sorted, merged, surrogate-free ranges.
+
+    >>> normalize_ranges([(5, 9), (0, 5), (0xD000, 0xE000)])
+    ((0, 9), (53248, 55295), (57344, 57344))
+    """
+    rs = sorted((int(a), int(b)) for a, b in ranges if a <= b)
+    out: list[tuple[int, int]] = []
+    for a, b in rs:
+        if out and a <= out[-1][1] + 1:
+            if b > out[-1][1]:
+                out[-1] = (out[-1][0], b)
+        else:
+            out.append((a, b))
+    cut: list[tuple[int, int]] = []
+    for a, b in out:
+        if b < SURROGATES[0] or a > SURROGATES[1]:
+            cut.append((a, b))
+        else:
+            if a < SURROGATES[0]:
+                cut.append((a, SURROGATES[0] - 1))
+            if b > SURROGATES[1]:
+                cut.append((SURROGATES[1] + 1, b))
+    return tuple(cut)
+
+
+def complement(ranges: Ranges) -> Ranges:
+    out, lo = [], 0
+    for a, b in ranges:
+        if a > lo:
+            out.append((lo, a - 1))
+        lo = b + 1
+    if lo <= MAX_CP:
+        out.append((lo, MAX_CP))
+    return normalize_ranges(out)
+
+
+def intersect(a: Ranges, b: Ranges) -> Ranges:
+    out, i, j = [], 0, 0
+    while i < len(a) and j < len(b):
+        lo, hi = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+        if lo <= hi:
+            out.append((lo, hi))
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return tuple(out)
+
+
+def subtract(a: Ranges, b: Ranges) -> Ranges:
+    return intersect(a, complement(b))
+
+
+def size(ranges: Ranges) -> int:
+    return sum(b - a + 1 for a, b in ranges)
+
+
+ANY_CHAR: Ranges = normalize_ranges([(0, MAX_CP)])
