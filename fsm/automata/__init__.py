@@ -6,7 +6,7 @@ Modules, bottom layer first (each imports only modules listed above it):
 - `language`: the language tree (`Node` types) and its smart constructors.
 - `escapes`: JSON string escapes, written once (tree, trie and NFA fragment).
 - `numbers`: number languages; `any_value`: the any-JSON-value pushdown block.
-- `re_tree`: Python's ``re`` parse tree -> language tree.
+- `re_tree`: Python's ``re`` parse tree -> language tree, in the ASCII or the ECMA flavour.
 - `budget`: the time/size budget of one construction; `byte_dfa`: `ByteDFA`, UTF-8 byte
   sequences, table finishing and equal-row merging; `char_dfa`: `CharDFA` and subset
   construction, complement, trim, product, difference with words.
@@ -61,7 +61,8 @@ from .numbers import (
 )
 from .pushdown import LeftRecursive, pushdown_dfa
 from .ranges import ANY_CHAR, Ranges, complement, normalize_ranges
-from .re_tree import Untranslatable, regex_node
+from .re_tree import Flavor, Translator, UnknownCategory, Untranslatable, fold, regex_node
+from .re_tree import parse as parse_regex
 from .regex_text import to_regex
 
 __all__ = [
@@ -81,6 +82,7 @@ __all__ = [
     "CharDFA",
     "Cls",
     "Enc",
+    "Flavor",
     "LazyByteDFA",
     "LeftRecursive",
     "Lit",
@@ -91,6 +93,8 @@ __all__ = [
     "Ref",
     "Rep",
     "Seq",
+    "Translator",
+    "UnknownCategory",
     "Untranslatable",
     "Val",
     "alt",
@@ -101,6 +105,7 @@ __all__ = [
     "decimal_range",
     "divisible_integers",
     "finish_dfa",
+    "fold",
     "integer_node",
     "integer_range",
     "lit",
@@ -111,6 +116,7 @@ __all__ = [
     "normalize_ranges",
     "number_node",
     "opt",
+    "parse_regex",
     "pushdown_dfa",
     "regex_node",
     "rep",

@@ -1,9 +1,17 @@
-"""Python ``re`` syntax -> the automaton tree of `fsm.automata.language`, with exact ``re.ASCII`` semantics.
+"""Python ``re`` parse tree -> language tree, in one of two flavours.
 
 Parsing is Python's own (``re._parser``); this module only maps its tree onto code point ranges,
-so `fsm.automata.nfa` can build the automaton in linear time (Thompson NFA, subset construction
-over range partitions) instead of a pure-Python character-FSM library whose cost grows
-quadratically with pattern size.
+so `nfa` can build the automaton in linear time (Thompson NFA, subset construction over range
+partitions) instead of a pure-Python character-FSM library whose cost grows quadratically with
+pattern size.
+
+`Flavor.ASCII` is exact ``re.ASCII`` full-match semantics (regex specs). `Flavor.ECMA` is a JSON
+Schema ``pattern`` (ECMA-262): where Python and ECMA disagree it keeps to what both accept —
+``\\d``, ``\\w``, ``\\s`` emit ASCII members only, while ``\\D``, ``\\W``, ``\\S`` and negated
+classes exclude the Unicode members too; ``.`` excludes every line terminator; with ``search``,
+unanchored ends match anything (``re.search``) and ``$`` does not admit a trailing newline.
+Backreferences, lookarounds, word boundaries, anchors in the middle, possessive and atomic groups
+raise `Untranslatable`.
 
 >>> from fsm.automata import node_to_dfa
 >>> node_to_dfa(regex_node(r"[a-c]+x|\\d{2}")).accepts(b"12")
@@ -19,78 +27,228 @@ except ImportError:  # pragma: no cover - Python 3.10
     import sre_constants as _c  # type: ignore[no-redef]
     import sre_parse as _parser  # type: ignore[no-redef]
 
+import enum
 import re
+from functools import cache
 
-from .language import Node, alt, cls, rep, seq
-from .ranges import complement, normalize_ranges
+from .language import EMPTY, Cls, Node, alt, cls, lit, rep, seq
+from .ranges import ANY_CHAR, Ranges, complement, normalize_ranges
 
-_ALL = ((0, 0x10FFFF),)
-_CATEGORIES = {
+
+class Untranslatable(Exception):
+    """A construct the translator does not map; ``what`` names it (e.g. ``"a lookaround"``)."""
+
+    def __init__(self, what: str, message: str | None = None):
+        super().__init__(message or what)
+        self.what = what
+
+
+class UnknownCategory(Untranslatable):
+    """A ``\\d``-like category the translator has no ranges for."""
+
+
+def _ranges_of(chars) -> Ranges:
+    return normalize_ranges((ord(c), ord(c)) for c in chars)
+
+
+_ECMA_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+_LINE_TERMINATORS: Ranges = ((0x0A, 0x0A), (0x0D, 0x0D), (0x2028, 0x2029))
+_ASCII_CLASSES = {
+    "d": _ranges_of("0123456789"),
+    "w": _ranges_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"),
+    "s": _ranges_of(" \t\n\r\f\v"),
+}
+_ASCII_CATEGORIES = {
     _c.CATEGORY_DIGIT: ((48, 57),),
     _c.CATEGORY_SPACE: ((9, 13), (32, 32)),
     _c.CATEGORY_WORD: ((48, 57), (65, 90), (95, 95), (97, 122)),
 }
-_CATEGORIES[_c.CATEGORY_NOT_DIGIT] = complement(normalize_ranges(_CATEGORIES[_c.CATEGORY_DIGIT]))
-_CATEGORIES[_c.CATEGORY_NOT_SPACE] = complement(normalize_ranges(_CATEGORIES[_c.CATEGORY_SPACE]))
-_CATEGORIES[_c.CATEGORY_NOT_WORD] = complement(normalize_ranges(_CATEGORIES[_c.CATEGORY_WORD]))
+_ASCII_CATEGORIES[_c.CATEGORY_NOT_DIGIT] = complement(normalize_ranges(_ASCII_CATEGORIES[_c.CATEGORY_DIGIT]))
+_ASCII_CATEGORIES[_c.CATEGORY_NOT_SPACE] = complement(normalize_ranges(_ASCII_CATEGORIES[_c.CATEGORY_SPACE]))
+_ASCII_CATEGORIES[_c.CATEGORY_NOT_WORD] = complement(normalize_ranges(_ASCII_CATEGORIES[_c.CATEGORY_WORD]))
 
 
-class Untranslatable(Exception):
-    """A construct this translator does not map (the caller falls back to another engine)."""
+@cache
+def _unicode_class(escape: str) -> Ranges:
+    """Every code point Python's ``re`` puts in ``\\d``/``\\w``/``\\s`` (str patterns), plus ECMA's spaces."""
+    everything = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF)
+    found = set(re.findall(escape, everything))
+    if escape == r"\s":
+        found |= set(_ECMA_SPACE)
+    return _ranges_of(found)
 
 
-def _fold(ranges, icase: bool):
-    """Add the other case of ASCII letters (re.ASCII | re.IGNORECASE folds ASCII only)."""
-    if not icase:
-        return ranges
-    out = list(ranges)
-    for lo, hi in ranges:
-        for a, b, delta in ((65, 90, 32), (97, 122, -32)):
-            x, y = max(lo, a), min(hi, b)
+def _ecma_category(cat, over: bool) -> Ranges:
+    """A category's members: ``over=False`` those every engine accepts, ``over=True`` any engine's."""
+    name = str(cat).upper()
+    kind = "d" if "DIGIT" in name else "w" if "WORD" in name else "s" if "SPACE" in name else None
+    if kind is None:
+        raise UnknownCategory(f"regex category {cat}", f"regex category {cat} is not supported")
+    if "NOT" not in name:
+        return _unicode_class("\\" + kind) if over else _ASCII_CLASSES[kind]
+    # a negated category: the complement of the other approximation
+    return complement(_ASCII_CLASSES[kind]) if over else complement(_unicode_class("\\" + kind))
+
+
+def _ascii_category(cat, over: bool) -> Ranges:
+    ranges = _ASCII_CATEGORIES.get(cat)
+    if ranges is None:
+        raise UnknownCategory(f"regex category {cat}", f"regex category {cat} is not supported")
+    return ranges
+
+
+class Flavor(enum.Enum):
+    """Which regex dialect a pattern is read in (see the module docstring)."""
+
+    ASCII = "ascii"
+    ECMA = "ecma"
+
+
+def fold(ranges) -> Ranges:
+    """``ranges`` plus the other ASCII case of every ASCII letter in them (what IGNORECASE adds
+    under ``re.ASCII`` and in ECMA-262 without the ``u`` flag, and nothing more).
+
+    >>> fold(((0x61, 0x63),))
+    ((65, 67), (97, 99))
+    """
+    extra = []
+    for a, b in ranges:
+        for lo, hi, delta in ((65, 90, 32), (97, 122, -32)):
+            x, y = max(a, lo), min(b, hi)
             if x <= y:
-                out.append((x + delta, y + delta))
-    return out
+                extra.append((x + delta, y + delta))
+    return normalize_ranges(list(ranges) + extra)
 
 
-def _translate(items, flags: int) -> Node:
-    parts = []
-    icase = bool(flags & re.IGNORECASE)
-    for op, av in items:
+def parse(pattern: str):
+    """Python's parse tree of ``pattern`` (its ``state.flags`` hold the global flags); raises
+    ``re.error``, ``RecursionError`` or ``OverflowError`` as Python's parser does."""
+    return _parser.parse(pattern)
+
+
+class Translator:
+    """Maps a parse tree onto the language tree in one `Flavor`.
+
+    >>> import re
+    >>> from fsm.automata import to_regex
+    >>> node = Translator(Flavor.ECMA).translate(parse("^[a-c]+x$"), search=True)
+    >>> [bool(re.fullmatch(to_regex(node), s)) for s in ["abx", "x", "abxx"]]
+    [True, False, False]
+    """
+
+    def __init__(self, flavor: Flavor):
+        self.flavor = flavor
+        ecma = flavor is Flavor.ECMA
+        self._dot = normalize_ranges(complement(_LINE_TERMINATORS) if ecma else ((0, 9), (11, 0x10FFFF)))
+        self._category = _ecma_category if ecma else _ascii_category
+        # ECMA has no inline flags: (?m) would turn the search anchors into line anchors
+        self._rejected_flags = re.MULTILINE | re.VERBOSE if ecma else 0
+
+    def translate(self, parsed, search: bool = False) -> Node:
+        """The language of ``parsed``: full match, or ``re.search`` semantics with ``search``."""
+        flags = parsed.state.flags
+        if flags & self._rejected_flags:
+            raise Untranslatable("the (?m) or (?x) flag")
+        return self.top(parsed, flags) if search else self.seq(parsed, flags)
+
+    def chars(self, ranges, flags: int) -> Node:
+        return cls(*(fold(ranges) if flags & re.IGNORECASE else ranges))
+
+    def in_set(self, items, flags: int) -> Node:
+        negate = any(op is _c.NEGATE for op, _ in items)
+        parts: list[tuple[int, int]] = []
+        for op, av in items:
+            if op is _c.NEGATE:
+                continue
+            if op is _c.LITERAL:
+                parts.append((av, av))
+            elif op is _c.RANGE:
+                parts.append(av)
+            elif op is _c.CATEGORY:
+                parts.extend(self._category(av, negate))
+            else:
+                raise Untranslatable(f"the class member {op}")
+        ranges = normalize_ranges(parts)
+        if flags & re.IGNORECASE:
+            ranges = fold(ranges)
+        return cls(*(complement(ranges) if negate else ranges))
+
+    def seq(self, items, flags: int) -> Node:
+        return seq(*[self.item(op, av, flags) for op, av in items])
+
+    def item(self, op, av, flags: int) -> Node:
         if op is _c.LITERAL:
-            parts.append(cls(*_fold([(av, av)], icase)))
-        elif op is _c.NOT_LITERAL:
-            parts.append(cls(*complement(normalize_ranges(_fold([(av, av)], icase)))))
-        elif op is _c.ANY:
-            parts.append(cls(*_ALL) if flags & re.DOTALL else cls((0, 9), (11, 0x10FFFF)))
-        elif op is _c.IN:
-            ranges, negate = [], False
-            for kind, val in av:
-                if kind is _c.NEGATE:
-                    negate = True
-                elif kind is _c.LITERAL:
-                    ranges.extend(_fold([(val, val)], icase))
-                elif kind is _c.RANGE:
-                    ranges.extend(_fold([val], icase))
-                elif kind is _c.CATEGORY and val in _CATEGORIES:
-                    ranges.extend(_CATEGORIES[val])
-                else:
-                    raise Untranslatable(f"class item {kind}")
-            rs = normalize_ranges(ranges)
-            parts.append(cls(*(complement(rs) if negate else rs)))
-        elif op is _c.BRANCH:
-            parts.append(alt(*[_translate(b, flags) for b in av[1]]))
-        elif op is _c.SUBPATTERN:
-            _, add, remove, sub = av
-            parts.append(_translate(sub, (flags | add) & ~remove))
-        elif op in (_c.MAX_REPEAT, _c.MIN_REPEAT):
-            lo, hi, sub = av
-            parts.append(rep(_translate(sub, flags), lo, None if hi == _c.MAXREPEAT else hi))
-        else:
-            raise Untranslatable(str(op))
-    return seq(*parts)
+            if self.flavor is Flavor.ECMA and not flags & re.IGNORECASE:
+                return lit(chr(av))
+            return self.chars(((av, av),), flags)
+        if op is _c.NOT_LITERAL:
+            excluded = fold(((av, av),)) if flags & re.IGNORECASE else ((av, av),)
+            return cls(*complement(excluded))
+        if op is _c.ANY:
+            return Cls(ANY_CHAR if flags & re.DOTALL else self._dot)
+        if op is _c.IN:
+            return self.in_set(av, flags)
+        if op is _c.BRANCH:
+            return alt(*[self.seq(b, flags) for b in av[1]])
+        if op is _c.SUBPATTERN:
+            _, add, remove, p = av
+            return self.seq(p, (flags | add) & ~remove)
+        if op in (_c.MAX_REPEAT, _c.MIN_REPEAT):
+            lo, hi, p = av
+            return rep(self.seq(p, flags), lo, None if hi == _c.MAXREPEAT else hi)
+        if op is _c.AT:
+            raise Untranslatable("an anchor or word boundary inside the pattern")
+        if op in (_c.GROUPREF, getattr(_c, "GROUPREF_EXISTS", None)):
+            raise Untranslatable("a backreference")
+        if op in (_c.ASSERT, _c.ASSERT_NOT):
+            raise Untranslatable("a lookaround")
+        if op is getattr(_c, "POSSESSIVE_REPEAT", None) or op is getattr(_c, "ATOMIC_GROUP", None):
+            raise Untranslatable("a possessive or atomic group")
+        raise Untranslatable(f"the construct {op}")
+
+    def top(self, items, flags: int) -> Node:
+        """Search semantics: unanchored ends match anything before/after.
+
+        Python's parser hoists a common prefix out of alternatives (``^$|^a$`` becomes ``^(?:$|a$)``),
+        so a ``$`` may sit at the end of the last alternative group rather than of the pattern.
+        """
+        items = list(items)
+        if len(items) == 1 and items[0][0] is _c.BRANCH:
+            return alt(*[self.top(b, flags) for b in items[0][1][1]])
+        if len(items) == 1 and items[0][0] is _c.SUBPATTERN:
+            _, add, remove, p = items[0][1]
+            return self.top(p, (flags | add) & ~remove)
+        start = False
+        while items and items[0][0] is _c.AT and items[0][1] in (_c.AT_BEGINNING, _c.AT_BEGINNING_STRING):
+            items.pop(0)
+            start = True
+        return seq(EMPTY if start else rep(Cls(ANY_CHAR), 0, None), self.tail(items, flags))
+
+    def tail(self, items, flags: int) -> Node:
+        """``items`` then anything, unless they end with ``$`` (possibly inside a final group)."""
+        items = list(items)
+        end = False
+        while items and items[-1][0] is _c.AT and items[-1][1] in (_c.AT_END, _c.AT_END_STRING):
+            items.pop()
+            end = True
+        if end:
+            return self.seq(items, flags)
+        if items and items[-1][0] is _c.BRANCH:
+            return seq(self.seq(items[:-1], flags), alt(*[self.tail(b, flags) for b in items[-1][1][1]]))
+        if items and items[-1][0] is _c.SUBPATTERN:
+            _, add, remove, p = items[-1][1]
+            return seq(self.seq(items[:-1], flags), self.tail(p, (flags | add) & ~remove))
+        return seq(self.seq(items, flags), rep(Cls(ANY_CHAR), 0, None))
+
+
+_ASCII_TRANSLATOR = Translator(Flavor.ASCII)
 
 
 def regex_node(pattern: str) -> Node:
-    """The full-match language of ``pattern`` as a tree (raises `Untranslatable` for exotic syntax)."""
-    parsed = _parser.parse(pattern)
-    return _translate(parsed, parsed.state.flags)
+    """The full-match language of ``pattern`` under ``re.ASCII`` (raises `Untranslatable` for exotic syntax).
+
+    >>> from fsm.automata import to_regex
+    >>> to_regex(regex_node(r"(?i)ab"))
+    '[Aa][Bb]'
+    """
+    return _ASCII_TRANSLATOR.translate(parse(pattern))
