@@ -1,0 +1,73 @@
+"""The regex specs: `Regex` (full match of a pattern) and `Choice` (one of some literal strings)."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from ..errors import RegexError
+from ..index import RegexIndex
+from ..limits import Limits
+from .compile import regex_to_dfa
+
+
+@dataclass(frozen=True)
+class Regex:
+    """A regular-expression spec: the output must fully match ``pattern``.
+
+    >>> Regex(r"\\d{4}-\\d{2}-\\d{2}").pattern
+    '\\\\d{4}-\\\\d{2}-\\\\d{2}'
+    """
+
+    pattern: str
+
+    def __post_init__(self):
+        if not isinstance(self.pattern, str):
+            raise RegexError(f"a regex pattern must be a str, got {type(self.pattern).__name__}")
+
+    @property
+    def fingerprint(self) -> str:
+        return "regex:" + hashlib.sha256(self.pattern.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+    def to_regex(self) -> str:
+        return self.pattern
+
+    def build_index(self, vocab, limits: Limits | None = None):
+        return RegexIndex(
+            regex_to_dfa(self.pattern, limits), vocab, fingerprint=self.fingerprint, limits=limits
+        )
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The output is exactly one of ``options`` (literal strings).
+
+    >>> Choice(["yes", "no"]).to_regex()
+    '(?:yes|no)'
+    """
+
+    options: tuple[str, ...] = field()
+
+    def __init__(self, options: Sequence[str]):
+        if isinstance(options, str) or not isinstance(options, (list, tuple)):
+            raise RegexError("Choice takes a list of strings, e.g. Choice(['yes', 'no'])")
+        if not options:
+            raise RegexError("Choice needs at least one option")
+        for i, o in enumerate(options):
+            if not isinstance(o, str):
+                raise RegexError(f"Choice option {i} is {type(o).__name__}, not a str")
+        object.__setattr__(self, "options", tuple(options))
+
+    def to_regex(self) -> str:
+        return "(?:" + "|".join(re.escape(o) for o in self.options) + ")"
+
+    @property
+    def fingerprint(self) -> str:
+        return "choice:" + hashlib.sha256(self.to_regex().encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+    def build_index(self, vocab, limits: Limits | None = None):
+        return RegexIndex(
+            regex_to_dfa(self.to_regex(), limits), vocab, fingerprint=self.fingerprint, limits=limits
+        )
