@@ -218,6 +218,17 @@ class LazyByteDFA:
     def n_states(self) -> int:
         return len(self._sets)
 
+    @property
+    def table_buffer(self) -> np.ndarray:
+        """The transition rows made so far, in a buffer with spare capacity (rows from `n_states`
+        on are unused; a row is final only once expanded, see `ensure`)."""
+        return self._table
+
+    @property
+    def accepting_flags(self) -> np.ndarray:
+        """Whether each state made so far accepts (known as soon as the state exists)."""
+        return self._accepting[: self.n_states]
+
     def spellable(self, single_bytes: np.ndarray) -> bool:
         """True when every NFA edge can be taken by some byte that is a token by itself.
 
@@ -292,14 +303,14 @@ class LazyTable:
         rows = key[0] if isinstance(key, tuple) else key
         if isinstance(rows, slice) or rows is Ellipsis:
             o.expand_all()
-            return o._table[: o.n_states][key]
+            return o.table_buffer[: o.n_states][key]
         o.ensure(rows)
-        return o._table[key]
+        return o.table_buffer[key]
 
     def __array__(self, dtype=None, copy=None):
         o = self._owner
         o.expand_all()
-        a = o._table[: o.n_states]
+        a = o.table_buffer[: o.n_states]
         return a.astype(dtype) if dtype is not None else a
 
 
@@ -310,7 +321,7 @@ class LazyFlags:
         self._owner = owner
 
     def __getitem__(self, key):
-        return self._owner._accepting[: self._owner.n_states][key]
+        return self._owner.accepting_flags[key]
 
     def __len__(self) -> int:
         return self._owner.n_states
@@ -320,5 +331,5 @@ class LazyFlags:
         return self._owner.n_states
 
     def __array__(self, dtype=None, copy=None):
-        a = self._owner._accepting[: self._owner.n_states]
+        a = self._owner.accepting_flags
         return a.astype(dtype) if dtype is not None else a
