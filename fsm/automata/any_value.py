@@ -28,7 +28,13 @@ _CLOSE = {"[": "]", "{": "}"}
 
 
 def scalar_nodes(max_string_length: int | None = None) -> tuple[Node, Node]:
-    """``(scalar, key)``: any JSON scalar, and any JSON string (an object key)."""
+    """``(scalar, key)``: any JSON scalar, and any JSON string (an object key).
+
+    >>> from fsm.automata import node_to_char_dfa
+    >>> scalar, key = scalar_nodes()
+    >>> node_to_char_dfa(scalar).accepts("-1.5e3"), node_to_char_dfa(key).accepts('"k"')
+    (True, True)
+    """
     string = seq(lit('"'), Enc(rep(Cls(ANY_CHAR), 0, max_string_length), True), lit('"'))
     return alt(lit("null"), lit("true"), lit("false"), number_node(Bounds()), string), string
 
@@ -80,6 +86,7 @@ class AnyValueBlock:
 
     # -- NFA view ---------------------------------------------------------------------------------
     def edges(self, local: int) -> list:
+        """Character edges of local state ``local`` (targets are local keys or ``end``)."""
         key = self._keys[local]
         mode, s = key[0], key[1]
         if mode == "V":
@@ -109,6 +116,7 @@ class AnyValueBlock:
         raise AssertionError(key)
 
     def eps(self, local: int) -> list:
+        """Epsilon targets of local state ``local`` (local keys, or ``end`` when the value is complete)."""
         key = self._keys[local]
         mode, s = key[0], key[1]
         if mode == "S":

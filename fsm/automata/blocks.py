@@ -30,6 +30,7 @@ class CounterBlock:
         self.m = len(unit)
 
     def local(self, kg: tuple[int, int]) -> int:
+        """The local number of virtual state ``(k, g)``."""
         k, g = kg
         return k * self.m + g
 
@@ -95,6 +96,7 @@ class ProductBlock(CounterBlock):
         return np.concatenate([np.zeros((1, n), dtype=np.int32), np.cumsum(reach, axis=0, dtype=np.int32)])
 
     def live(self, k: int, q: int) -> bool:
+        """Whether ``k`` characters read and unit state ``q`` can still end within ``lo..hi``."""
         a, b = max(0, self.lo - k), self.hi - k
         return b >= a and bool(self.cum[b + 1, q] - self.cum[a, q] > 0)
 
@@ -156,6 +158,7 @@ class Counters:
         self.entries: list[tuple[int, int]] = []
 
     def add(self, block: CounterBlock) -> int:
+        """Register ``block``; the id of its first virtual state."""
         self.blocks.append(block)
         return -1 - ((len(self.blocks) - 1) << _LOCAL_BITS)
 

@@ -209,7 +209,11 @@ def minimize_table(
 
 
 def equal_rows(a: np.ndarray) -> np.ndarray:
-    """Group ids (0.., in order of first appearance) such that rows share an id only if exactly equal."""
+    """Group ids (0.., in order of first appearance) such that rows share an id only if exactly equal.
+
+    >>> equal_rows(np.array([[1, 2], [3, 4], [1, 2]])).tolist()
+    [0, 1, 0]
+    """
     n = a.shape[0]
     if n == 0:
         return np.zeros(0, dtype=np.int64)

@@ -24,12 +24,14 @@ class CharDFA:
         return len(self.edges)
 
     def step(self, s: int, c: int) -> int:
+        """The state after code point ``c`` from ``s`` (-1: no edge)."""
         for lo, hi, t in self.edges[s]:
             if lo <= c <= hi:
                 return t
         return -1
 
     def accepts(self, text: str) -> bool:
+        """Whether the whole of ``text`` is in the language."""
         s = 0
         for ch in text:
             s = self.step(s, ord(ch))
@@ -46,6 +48,18 @@ def determinize(nfa, start: int, final: int, budget: Budget) -> CharDFA:
 
     One long function on purpose: it is the hot loop of every ``And``/``Minus``/``not`` and of each
     counter block's unit, and its closure memo and state numbering stay local to one frame.
+
+    >>> from fsm.automata.budget import Budget
+    >>> from fsm.automata.nfa import NFA
+    >>> from fsm.automata import alt, lit
+    >>> from fsm.limits import DEFAULT_LIMITS
+    >>> nfa = NFA(Budget(DEFAULT_LIMITS))
+    >>> start = nfa.new()
+    >>> final = nfa.build(alt(lit("ab"), lit("ac")), start)
+    >>> _ = nfa.trim(final)
+    >>> d = determinize(nfa, start, final, Budget(DEFAULT_LIMITS))
+    >>> d.accepts("ac"), d.accepts("a")
+    (True, False)
     """
     trans, eps = nfa.trans, nfa.eps
     cl_memo: dict[int, frozenset] = {}
@@ -134,7 +148,13 @@ def determinize(nfa, start: int, final: int, budget: Budget) -> CharDFA:
 
 
 def complement_dfa(dfa: CharDFA) -> CharDFA:
-    """The DFA of every character string ``dfa`` (deterministic, missing edges = reject) rejects."""
+    """The DFA of every character string ``dfa`` (deterministic, missing edges = reject) rejects.
+
+    >>> from fsm.automata import lit, node_to_char_dfa
+    >>> d = complement_dfa(node_to_char_dfa(lit("a")))
+    >>> d.accepts("a"), d.accepts(""), d.accepts("ab")
+    (False, True, True)
+    """
     n = len(dfa)
     sink = n
     edges = []
@@ -148,7 +168,11 @@ def complement_dfa(dfa: CharDFA) -> CharDFA:
 
 
 def trim_dfa(dfa: CharDFA) -> CharDFA | None:
-    """Keep states reachable from 0 that can reach acceptance; None if the language is empty."""
+    """Keep states reachable from 0 that can reach acceptance; None if the language is empty.
+
+    >>> trim_dfa(CharDFA([[(97, 97, 1)], []], [False, False])) is None
+    True
+    """
     n = len(dfa)
     rev: list[list[int]] = [[] for _ in range(n)]
     for q, edges in enumerate(dfa.edges):
@@ -179,6 +203,16 @@ def trim_dfa(dfa: CharDFA) -> CharDFA | None:
 
 
 def product(a: CharDFA, b: CharDFA, budget: Budget) -> CharDFA:
+    """The DFA of the strings both ``a`` and ``b`` accept (reachable pairs only; not trimmed).
+
+    >>> from fsm.automata import cls, lit, node_to_char_dfa, rep
+    >>> from fsm.automata.budget import Budget
+    >>> from fsm.limits import DEFAULT_LIMITS
+    >>> b = Budget(DEFAULT_LIMITS)
+    >>> d = product(node_to_char_dfa(rep(cls((97, 98)), 0, None)), node_to_char_dfa(rep(lit("a"), 0, 2)), b)
+    >>> d.accepts("aa"), d.accepts("ab"), d.accepts("aaa")
+    (True, False, False)
+    """
     ids = {(0, 0): 0}
     pairs = [(0, 0)]
     edges: list[list[Edge]] = []
@@ -210,6 +244,15 @@ def product(a: CharDFA, b: CharDFA, budget: Budget) -> CharDFA:
 
 
 def minus_words(a: CharDFA, words: frozenset[str], budget: Budget) -> CharDFA:
+    """The DFA of the strings ``a`` accepts except ``words`` (a trie of the words run beside ``a``).
+
+    >>> from fsm.automata import cls, node_to_char_dfa, rep
+    >>> from fsm.automata.budget import Budget
+    >>> from fsm.limits import DEFAULT_LIMITS
+    >>> d = minus_words(node_to_char_dfa(rep(cls((97, 98)), 1, 2)), frozenset({"ab"}), Budget(DEFAULT_LIMITS))
+    >>> d.accepts("ab"), d.accepts("ba")
+    (False, True)
+    """
     # A trie of the words, run in parallel with ``a``; states where a word ends are not accepting.
     trie: list[dict[int, int]] = [{}]
     ends = {0: False}

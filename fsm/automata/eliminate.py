@@ -21,6 +21,10 @@ def dfa_to_node(dfa: CharDFA) -> Node:
 
     Regex text is needed only for ``to_regex`` and grammar terminals; big intersections raise
     `SchemaTooComplex` instead of growing without bound.
+
+    >>> from fsm.automata import to_regex
+    >>> to_regex(dfa_to_node(CharDFA([[(97, 97, 1)], [(98, 98, 1)]], [False, True])))
+    'ab*'
     """
     n = len(dfa)
     if n > _ELIMINATION_STATES:
@@ -76,7 +80,12 @@ def dfa_to_node(dfa: CharDFA) -> Node:
 
 
 def as_plain(node: Node) -> Node:
-    """``And``/``Minus``/``Auto`` rewritten as a plain tree (regex text needs it)."""
+    """``And``/``Minus``/``Auto`` rewritten as a plain tree (regex text needs it).
+
+    >>> from fsm.automata import And, cls, lit, rep, to_regex
+    >>> to_regex(as_plain(And((rep(cls((97, 98)), 0, None), lit("ab")))))
+    'ab'
+    """
     budget = Budget(DEFAULT_LIMITS)
     d = (
         small_dfa(node, budget)

@@ -119,7 +119,17 @@ def escape_trie() -> tuple[list[dict[int, int]], dict[int, int]]:
 def add_any_escape(nfa, s: int, e: int) -> None:
     """Add to ``nfa`` (``new()`` and ``trans``) the edges from ``s`` to ``e`` of every escape a JSON
     string admits: a short escape, ``\\u`` and four hex digits that are not a surrogate, or a
-    surrogate pair (one astral character)."""
+    surrogate pair (one astral character).
+
+    >>> from types import SimpleNamespace
+    >>> trans = [[], []]
+    >>> def new():
+    ...     trans.append([])
+    ...     return len(trans) - 1
+    >>> add_any_escape(SimpleNamespace(new=new, trans=trans), 0, 1)
+    >>> len(trans), trans[0]
+    (16, [(92, 92, 2)])
+    """
     new, trans = nfa.new, nfa.trans
     esc, u1, u2, u2d, u3, u4 = (new() for _ in range(6))
     trans[s].append((0x5C, 0x5C, esc))

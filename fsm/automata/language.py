@@ -129,15 +129,30 @@ EMPTY = Seq(())
 
 
 def lit(text: str) -> Node:
+    """The one string ``text`` (the empty string is `EMPTY`).
+
+    >>> lit("ab"), lit("") == EMPTY
+    (Lit(text='ab'), True)
+    """
     return Lit(text) if text else EMPTY
 
 
 def cls(*ranges: tuple[int, int]) -> Node:
+    """One character out of ``ranges`` (normalized; no character at all is `NEVER`).
+
+    >>> cls((98, 99), (97, 97))
+    Cls(ranges=((97, 99),))
+    """
     rs = normalize_ranges(ranges)
     return Cls(rs) if rs else NEVER
 
 
 def seq(*items: Node) -> Node:
+    """The concatenation of ``items``: nested sequences flattened, adjacent literals joined.
+
+    >>> seq(lit("a"), seq(lit("b"), cls((48, 57))))
+    Seq(items=(Lit(text='ab'), Cls(ranges=((48, 57),))))
+    """
     out: list[Node] = []
     for it in items:
         if it == NEVER:
@@ -156,6 +171,11 @@ def seq(*items: Node) -> Node:
 
 
 def alt(*items: Node) -> Node:
+    """The union of ``items``: nested unions flattened, repeats dropped (`NEVER` when empty).
+
+    >>> alt(lit("a"), alt(lit("b"), lit("a")))
+    Alt(items=(Lit(text='a'), Lit(text='b')))
+    """
     out: list[Node] = []
     seen = set()
     for it in items:
@@ -168,10 +188,20 @@ def alt(*items: Node) -> Node:
 
 
 def opt(item: Node) -> Node:
+    """``item`` or the empty string.
+
+    >>> opt(lit("a"))
+    Alt(items=(Seq(items=()), Lit(text='a')))
+    """
     return alt(EMPTY, item) if item != NEVER else EMPTY
 
 
 def rep(item: Node, lo: int, hi: int | None) -> Node:
+    """``item`` repeated ``lo..hi`` times (``hi`` None: unbounded), folding trivial cases.
+
+    >>> rep(lit("a"), 1, 1), rep(lit("a"), 2, None)
+    (Lit(text='a'), Rep(item=Lit(text='a'), lo=2, hi=None))
+    """
     if hi is not None and hi < lo:
         return NEVER
     if item == NEVER:
@@ -184,7 +214,13 @@ def rep(item: Node, lo: int, hi: int | None) -> Node:
 
 
 def members_to_plain(m: Members) -> Node:
-    """Rewrite ``Members`` with plain nodes (quadratic in the number of optional items)."""
+    """Rewrite ``Members`` with plain nodes (quadratic in the number of optional items).
+
+    >>> m = Members(((lit("a"), 0, 1), (lit("b"), 1, 1)), lit(","))
+    >>> from fsm.automata import to_regex
+    >>> to_regex(members_to_plain(m))
+    'b|a,b'
+    """
     items = m.items
     n = len(items)
     sat = (m.max_count + 1) if m.max_count is not None else m.min_count

@@ -31,6 +31,7 @@ from .byte_dfa import utf8_sequences as _utf8_sequences
 
 @lru_cache(maxsize=65536)
 def utf8_sequences(lo: int, hi: int):
+    """`byte_dfa.utf8_sequences`, memoized: the lazy DFA asks for the same ranges over and over."""
     return _utf8_sequences(lo, hi)
 
 
@@ -209,6 +210,7 @@ class LazyByteDFA:
                 self.expand(d)
 
     def expand_all(self) -> None:
+        """Expand every state, including those the expansions make."""
         d = 0
         while d < len(self._sets):
             self.expand(d)

@@ -70,6 +70,7 @@ class NFA:
         self.calls = calls
 
     def new(self) -> int:
+        """A fresh state (no edges yet); its id."""
         self.trans.append([])
         self.eps.append([])
         n = len(self.trans)
@@ -379,7 +380,12 @@ class NFA:
 
 
 def node_to_char_dfa(node: Node, budget: Budget | None = None) -> CharDFA | None:
-    """The trimmed character DFA of ``node`` (None when its language is empty)."""
+    """The trimmed character DFA of ``node`` (None when its language is empty).
+
+    >>> from fsm.automata import lit, rep
+    >>> node_to_char_dfa(rep(lit("ab"), 1, None)).accepts("abab")
+    True
+    """
     budget = budget or Budget(DEFAULT_LIMITS)
     nfa = NFA(budget)
     start = nfa.new()
@@ -391,7 +397,14 @@ def node_to_char_dfa(node: Node, budget: Budget | None = None) -> CharDFA | None
 
 
 def small_dfa(node: Node, budget: Budget) -> CharDFA:
-    """Trimmed character DFA for ``And``/``Minus`` (and anything else); empty language allowed."""
+    """Trimmed character DFA for ``And``/``Minus`` (and anything else); empty language allowed.
+
+    >>> from fsm.automata import Minus, cls, rep
+    >>> from fsm.limits import DEFAULT_LIMITS
+    >>> d = small_dfa(Minus(rep(cls((97, 98)), 1, 1), frozenset({"a"})), Budget(DEFAULT_LIMITS))
+    >>> d.accepts("a"), d.accepts("b")
+    (False, True)
+    """
     if isinstance(node, And):
         dfas = [node_to_char_dfa(it, budget) for it in node.items]
         if any(d is None for d in dfas):
@@ -420,6 +433,11 @@ def node_nfa(node: Node, limits: Limits | None = None):
     ``counters`` holds the virtual states of long counted repeats (negative ids, see `Counters`).
 
     Raises `SchemaError` when the language is empty.
+
+    >>> from fsm.automata import lit
+    >>> trans, eps, start, final, limits, counters = node_nfa(lit("ab"))
+    >>> len(trans), start
+    (3, 0)
     """
     limits = limits or DEFAULT_LIMITS
     nfa, start, final = trimmed_nfa(node, limits)
@@ -431,6 +449,12 @@ def trimmed_nfa(node: Node, limits: Limits, calls=None, rules: dict[str, Node] |
     given, see `pushdown`) and trimmed; budget overruns become `SchemaTooComplex`.
 
     Raises `SchemaError` when the language is empty.
+
+    >>> from fsm.automata import lit
+    >>> from fsm.limits import DEFAULT_LIMITS
+    >>> nfa, start, final = trimmed_nfa(lit("ab"), DEFAULT_LIMITS)
+    >>> final
+    2
     """
     try:
         nfa = NFA(Budget(limits), counters=True, calls=calls)
@@ -462,6 +486,10 @@ def node_to_dfa(node: Node, limits: Limits | None = None) -> ByteDFA:
     """Compile a tree to a byte DFA whose every state can still reach acceptance (fully expanded).
 
     Raises `SchemaError` when the language is empty and `SchemaTooComplex` over a budget.
+
+    >>> from fsm.automata import alt, lit
+    >>> node_to_dfa(alt(lit("yes"), lit("no"))).accepts(b"no")
+    True
     """
     return LazyByteDFA(*node_nfa(node, limits)).materialize()
 

@@ -108,7 +108,13 @@ def _min_len(node: Node) -> int:
 
 
 def integer_range(lo: int | None, hi: int | None, max_digits: int = MAX_INTEGER_DIGITS) -> Node:
-    """Canonical JSON integers in ``lo..hi`` (None: unbounded, up to ``max_digits`` digits)."""
+    """Canonical JSON integers in ``lo..hi`` (None: unbounded, up to ``max_digits`` digits).
+
+    >>> from fsm.automata import node_to_char_dfa
+    >>> d = node_to_char_dfa(integer_range(-5, 12))
+    >>> [d.accepts(s) for s in ("-5", "12", "13", "-0", "007")]
+    [True, True, False, False, False]
+    """
     parts = []
     if lo is None or lo < 0:
         neg_lo = 1 if hi is None or hi >= 0 else -hi
@@ -286,6 +292,13 @@ class Bounds:
 
 
 def integer_node(bounds: Bounds, max_digits: int = MAX_INTEGER_DIGITS) -> Node:
+    """Canonical JSON integers within ``bounds``.
+
+    >>> from fsm.automata import node_to_char_dfa
+    >>> d = node_to_char_dfa(integer_node(Bounds()))
+    >>> d.accepts("-12"), d.accepts("1.0")
+    (True, False)
+    """
     lo, hi = bounds.integer_bounds()
     if lo is not None and hi is not None and lo > hi:
         return NEVER

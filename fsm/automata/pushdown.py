@@ -56,6 +56,7 @@ class Calls:
 
     # -- configurations ---------------------------------------------------------------------------
     def conf(self, q: int, sid: int) -> int:
+        """The configuration id of NFA state ``q`` with stack ``sid`` (interned)."""
         if sid == 0:
             return q
         key = (q, sid)
@@ -70,6 +71,7 @@ class Calls:
         return self._confs[c - self.BASE] if c >= self.BASE else (c, 0)
 
     def push(self, sid: int, ret: int) -> int:
+        """The stack ``sid`` with return state ``ret`` pushed (interned; raises past the depth limit)."""
         key = (sid, ret)
         s = self._stack_ids.get(key)
         if s is None:
@@ -134,6 +136,11 @@ def pushdown_nfa(root: Node, rules: dict[str, Node], limits: Limits | None = Non
 
     Returns ``(trans, eps, start, final, limits, counters, calls)``. Raises `SchemaError` when no
     document is possible and `LeftRecursive` when a rule calls itself before reading a character.
+
+    >>> from fsm.automata import Ref, alt, lit, seq
+    >>> trans, eps, start, final, limits, counters, calls = pushdown_nfa(Ref("v"), {"v": alt(lit("0"), seq(lit("["), Ref("v"), lit("]")))})
+    >>> sorted(calls.start)
+    ['v']
     """
     limits = limits or DEFAULT_LIMITS
     calls = Calls()
@@ -148,7 +155,13 @@ def pushdown_nfa(root: Node, rules: dict[str, Node], limits: Limits | None = Non
 
 
 def pushdown_dfa(root: Node, rules: dict[str, Node], limits: Limits | None = None):
-    """A `LazyByteDFA` over the configurations of ``root`` and its ``rules`` (see module doc)."""
+    """A `LazyByteDFA` over the configurations of ``root`` and its ``rules`` (see module doc).
+
+    >>> from fsm.automata import Ref, alt, lit, seq
+    >>> d = pushdown_dfa(Ref("v"), {"v": alt(lit("0"), seq(lit("["), Ref("v"), lit("]")))}).as_byte_dfa()
+    >>> d.accepts(b"[[0]]"), d.accepts(b"[0")
+    (True, False)
+    """
     trans, eps, start, final, limits, counters, calls = pushdown_nfa(root, rules, limits)
     return LazyByteDFA(trans, eps, start, final, limits, counters, calls)
 

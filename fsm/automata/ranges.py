@@ -41,6 +41,11 @@ def normalize_ranges(ranges) -> Ranges:
 
 
 def complement(ranges: Ranges) -> Ranges:
+    """The code points not in ``ranges`` (surrogates excluded).
+
+    >>> complement(((0, 0x60), (0x62, 0x10FFFF)))
+    ((97, 97),)
+    """
     out, lo = [], 0
     for a, b in ranges:
         if a > lo:
@@ -52,6 +57,11 @@ def complement(ranges: Ranges) -> Ranges:
 
 
 def intersect(a: Ranges, b: Ranges) -> Ranges:
+    """The code points in both ``a`` and ``b`` (both sorted and disjoint).
+
+    >>> intersect(((0, 10),), ((5, 20),))
+    ((5, 10),)
+    """
     out, i, j = [], 0, 0
     while i < len(a) and j < len(b):
         lo, hi = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
@@ -65,10 +75,20 @@ def intersect(a: Ranges, b: Ranges) -> Ranges:
 
 
 def subtract(a: Ranges, b: Ranges) -> Ranges:
+    """The code points in ``a`` but not in ``b``.
+
+    >>> subtract(((0, 10),), ((5, 5),))
+    ((0, 4), (6, 10))
+    """
     return intersect(a, complement(b))
 
 
 def size(ranges: Ranges) -> int:
+    """How many code points ``ranges`` holds.
+
+    >>> size(((0, 9), (20, 20)))
+    11
+    """
     return sum(b - a + 1 for a, b in ranges)
 
 

@@ -122,7 +122,11 @@ def fold(ranges) -> Ranges:
 
 def parse(pattern: str):
     """Python's parse tree of ``pattern`` (its ``state.flags`` hold the global flags); raises
-    ``re.error``, ``RecursionError`` or ``OverflowError`` as Python's parser does."""
+    ``re.error``, ``RecursionError`` or ``OverflowError`` as Python's parser does.
+
+    >>> parse("(?i)a").state.flags & re.IGNORECASE > 0
+    True
+    """
     return _parser.parse(pattern)
 
 
@@ -149,12 +153,12 @@ class Translator:
         flags = parsed.state.flags
         if flags & self._rejected_flags:
             raise Untranslatable("the (?m) or (?x) flag")
-        return self.top(parsed, flags) if search else self.seq(parsed, flags)
+        return self._top(parsed, flags) if search else self._seq(parsed, flags)
 
-    def chars(self, ranges, flags: int) -> Node:
+    def _chars(self, ranges, flags: int) -> Node:
         return cls(*(fold(ranges) if flags & re.IGNORECASE else ranges))
 
-    def in_set(self, items, flags: int) -> Node:
+    def _in_set(self, items, flags: int) -> Node:
         negate = any(op is _c.NEGATE for op, _ in items)
         parts: list[tuple[int, int]] = []
         for op, av in items:
@@ -173,29 +177,29 @@ class Translator:
             ranges = fold(ranges)
         return cls(*(complement(ranges) if negate else ranges))
 
-    def seq(self, items, flags: int) -> Node:
-        return seq(*[self.item(op, av, flags) for op, av in items])
+    def _seq(self, items, flags: int) -> Node:
+        return seq(*[self._item(op, av, flags) for op, av in items])
 
-    def item(self, op, av, flags: int) -> Node:
+    def _item(self, op, av, flags: int) -> Node:
         if op is _c.LITERAL:
             if self.flavor is Flavor.ECMA and not flags & re.IGNORECASE:
                 return lit(chr(av))
-            return self.chars(((av, av),), flags)
+            return self._chars(((av, av),), flags)
         if op is _c.NOT_LITERAL:
             excluded = fold(((av, av),)) if flags & re.IGNORECASE else ((av, av),)
             return cls(*complement(excluded))
         if op is _c.ANY:
             return Cls(ANY_CHAR if flags & re.DOTALL else self._dot)
         if op is _c.IN:
-            return self.in_set(av, flags)
+            return self._in_set(av, flags)
         if op is _c.BRANCH:
-            return alt(*[self.seq(b, flags) for b in av[1]])
+            return alt(*[self._seq(b, flags) for b in av[1]])
         if op is _c.SUBPATTERN:
             _, add, remove, p = av
-            return self.seq(p, (flags | add) & ~remove)
+            return self._seq(p, (flags | add) & ~remove)
         if op in (_c.MAX_REPEAT, _c.MIN_REPEAT):
             lo, hi, p = av
-            return rep(self.seq(p, flags), lo, None if hi == _c.MAXREPEAT else hi)
+            return rep(self._seq(p, flags), lo, None if hi == _c.MAXREPEAT else hi)
         if op is _c.AT:
             raise Untranslatable("an anchor or word boundary inside the pattern")
         if op in (_c.GROUPREF, getattr(_c, "GROUPREF_EXISTS", None)):
@@ -206,7 +210,7 @@ class Translator:
             raise Untranslatable("a possessive or atomic group")
         raise Untranslatable(f"the construct {op}")
 
-    def top(self, items, flags: int) -> Node:
+    def _top(self, items, flags: int) -> Node:
         """Search semantics: unanchored ends match anything before/after.
 
         Python's parser hoists a common prefix out of alternatives (``^$|^a$`` becomes ``^(?:$|a$)``),
@@ -214,17 +218,17 @@ class Translator:
         """
         items = list(items)
         if len(items) == 1 and items[0][0] is _c.BRANCH:
-            return alt(*[self.top(b, flags) for b in items[0][1][1]])
+            return alt(*[self._top(b, flags) for b in items[0][1][1]])
         if len(items) == 1 and items[0][0] is _c.SUBPATTERN:
             _, add, remove, p = items[0][1]
-            return self.top(p, (flags | add) & ~remove)
+            return self._top(p, (flags | add) & ~remove)
         start = False
         while items and items[0][0] is _c.AT and items[0][1] in (_c.AT_BEGINNING, _c.AT_BEGINNING_STRING):
             items.pop(0)
             start = True
-        return seq(EMPTY if start else rep(Cls(ANY_CHAR), 0, None), self.tail(items, flags))
+        return seq(EMPTY if start else rep(Cls(ANY_CHAR), 0, None), self._tail(items, flags))
 
-    def tail(self, items, flags: int) -> Node:
+    def _tail(self, items, flags: int) -> Node:
         """``items`` then anything, unless they end with ``$`` (possibly inside a final group)."""
         items = list(items)
         end = False
@@ -232,13 +236,13 @@ class Translator:
             items.pop()
             end = True
         if end:
-            return self.seq(items, flags)
+            return self._seq(items, flags)
         if items and items[-1][0] is _c.BRANCH:
-            return seq(self.seq(items[:-1], flags), alt(*[self.tail(b, flags) for b in items[-1][1][1]]))
+            return seq(self._seq(items[:-1], flags), alt(*[self._tail(b, flags) for b in items[-1][1][1]]))
         if items and items[-1][0] is _c.SUBPATTERN:
             _, add, remove, p = items[-1][1]
-            return seq(self.seq(items[:-1], flags), self.tail(p, (flags | add) & ~remove))
-        return seq(self.seq(items, flags), rep(Cls(ANY_CHAR), 0, None))
+            return seq(self._seq(items[:-1], flags), self._tail(p, (flags | add) & ~remove))
+        return seq(self._seq(items, flags), rep(Cls(ANY_CHAR), 0, None))
 
 
 _ASCII_TRANSLATOR = Translator(Flavor.ASCII)

@@ -75,7 +75,12 @@ def class_text(ranges: Ranges) -> str:
 
 
 def to_regex(node: Node) -> str:
-    """Regex text for a node without ``And``/``Minus``/``Ref`` (those need an automaton)."""
+    """Regex text for a node without ``And``/``Minus``/``Ref`` (those need an automaton).
+
+    >>> from fsm.automata import Members, lit
+    >>> to_regex(Members(((lit("a"), 0, 1), (lit("b"), 1, 1)), lit(",")))
+    'b|a,b'
+    """
 
     def group(s: str) -> str:
         return "(?:" + s + ")"
@@ -170,7 +175,12 @@ def _top_level_bar(rx: str) -> bool:
 
 
 def encode_node(node: Node, full: bool = False) -> Node:
-    """Replace every character of a decoded-string language by its JSON encodings."""
+    """Replace every character of a decoded-string language by its JSON encodings.
+
+    >>> from fsm.automata import lit
+    >>> to_regex(encode_node(lit('a"')))
+    'a\\\\\\\\"'
+    """
     if isinstance(node, Enc):
         return encode_node(node.item, node.full)
     if isinstance(node, Lit):

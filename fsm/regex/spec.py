@@ -29,12 +29,15 @@ class Regex:
 
     @property
     def fingerprint(self) -> str:
+        """A stable key of the spec (cache key of its index)."""
         return "regex:" + hashlib.sha256(self.pattern.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
     def to_regex(self) -> str:
+        """The pattern itself."""
         return self.pattern
 
-    def build_index(self, vocab, limits: Limits | None = None):
+    def build_index(self, vocab, limits: Limits | None = None) -> RegexIndex:
+        """The token index of the pattern's byte DFA over ``vocab``."""
         return RegexIndex(
             regex_to_dfa(self.pattern, limits), vocab, fingerprint=self.fingerprint, limits=limits
         )
@@ -61,13 +64,16 @@ class Choice:
         object.__setattr__(self, "options", tuple(options))
 
     def to_regex(self) -> str:
+        """A pattern matching exactly the options."""
         return "(?:" + "|".join(re.escape(o) for o in self.options) + ")"
 
     @property
     def fingerprint(self) -> str:
+        """A stable key of the spec (cache key of its index)."""
         return "choice:" + hashlib.sha256(self.to_regex().encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
-    def build_index(self, vocab, limits: Limits | None = None):
+    def build_index(self, vocab, limits: Limits | None = None) -> RegexIndex:
+        """The token index of the options' byte DFA over ``vocab``."""
         return RegexIndex(
             regex_to_dfa(self.to_regex(), limits), vocab, fingerprint=self.fingerprint, limits=limits
         )

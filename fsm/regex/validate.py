@@ -78,6 +78,14 @@ def _estimate(items, pattern: str) -> int:
 
 
 def validate(pattern: str, limits: Limits = DEFAULT_LIMITS, estimate_size: bool = False) -> None:
+    """Raise `RegexError` for what no finite automaton can honour (with its position), and with
+    ``estimate_size`` `SpecTooComplex` when the pattern's estimated size is over ``limits``.
+
+    >>> validate(r"(a)\\1")
+    Traceback (most recent call last):
+        ...
+    fsm.errors.RegexError: regex '(a)\\\\1' uses a backreference at position 3, which is not supported (it needs backtracking semantics)
+    """
     try:
         parsed = parse_regex(pattern)
     except re.error as exc:
