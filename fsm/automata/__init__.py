@@ -12,7 +12,8 @@ Modules, bottom layer first (each imports only modules listed above it):
   construction, complement, trim, product, difference with words.
 - `blocks`: virtual NFA states (counter and product blocks); `liveness`: which NFA states can
   still finish; `lazy_dfa`: the lazily determinized byte DFA.
-- `nfa`: the Thompson NFA of a tree, and the tree -> automaton conversions.
+- `nfa`: the Thompson NFA of a tree, and small character DFAs through it (`small_dfa`).
+- `build`: a tree's automaton under limits (`node_nfa`, `trimmed_nfa`, `node_to_dfa`).
 - `eliminate`: character DFA -> plain tree (state elimination); `regex_text`: tree -> regex text.
 - `pushdown`: the pushdown automaton for recursive rules.
 
@@ -22,6 +23,7 @@ May import only `fsm.errors`, `fsm.limits` and itself: the spec front ends (`fsm
 
 from .any_value import AnyValueBlock
 from .budget import Budget
+from .build import node_nfa, node_to_dfa
 from .byte_dfa import MAX_CODEPOINT, SURROGATES, ByteDFA, codepoint_ranges_between, finish_dfa, utf8_sequences
 from .char_dfa import CharDFA, complement_dfa
 from .language import (
@@ -49,7 +51,7 @@ from .language import (
     seq,
 )
 from .lazy_dfa import LazyByteDFA
-from .nfa import node_nfa, node_to_char_dfa, node_to_dfa, small_dfa
+from .nfa import node_to_char_dfa, small_dfa
 from .numbers import (
     Bounds,
     decimal_range,

@@ -7,7 +7,7 @@ states that can still accept; subset construction over range partitions into a c
 every character edge expanded into its UTF-8 byte paths (shared trie nodes); byte columns folded
 into classes. ``And`` and ``Minus`` are built on small determinized sub-automata and spliced in.
 
->>> from fsm.automata import lit, alt
+>>> from fsm.automata import alt, lit, node_to_dfa
 >>> node_to_dfa(alt(lit("yes"), lit("no"))).accepts(b"no")
 True
 """
@@ -16,12 +16,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from ..errors import SchemaError, SchemaTooComplex, SpecTooComplex
-from ..limits import DEFAULT_LIMITS, Limits
+from ..limits import DEFAULT_LIMITS
 from .any_value import AnyValueBlock, scalar_nodes
 from .blocks import CounterBlock, Counters, ProductBlock
 from .budget import Budget
-from .byte_dfa import ByteDFA
 from .char_dfa import EMPTY_DFA, CharDFA, Edge, determinize, minus_words, product, trim_dfa
 from .escapes import MUST_ESCAPE, add_any_escape, encoded_char
 from .language import (
@@ -40,7 +38,6 @@ from .language import (
     Seq,
     Val,
 )
-from .lazy_dfa import LazyByteDFA
 from .liveness import live_states
 from .ranges import ANY_CHAR, intersect, normalize_ranges, subtract
 
@@ -425,74 +422,3 @@ def small_dfa(node: Node, budget: Budget) -> CharDFA:
 
 # ---------------------------------------------------------------------------------------------
 # Byte DFA tables: merging equal rows (memory only)
-
-
-def node_nfa(node: Node, limits: Limits | None = None):
-    """The trimmed character NFA of ``node``: ``(trans, eps, start, final, limits, counters)``.
-
-    ``counters`` holds the virtual states of long counted repeats (negative ids, see `Counters`).
-
-    Raises `SchemaError` when the language is empty.
-
-    >>> from fsm.automata import lit
-    >>> trans, eps, start, final, limits, counters = node_nfa(lit("ab"))
-    >>> len(trans), start
-    (3, 0)
-    """
-    limits = limits or DEFAULT_LIMITS
-    nfa, start, final = trimmed_nfa(node, limits)
-    return nfa.trans, nfa.eps, start, final, limits, nfa.counters
-
-
-def trimmed_nfa(node: Node, limits: Limits, calls=None, rules: dict[str, Node] | None = None):
-    """``(nfa, start, final)``: ``node`` built (with ``rules`` as call targets when ``calls`` is
-    given, see `pushdown`) and trimmed; budget overruns become `SchemaTooComplex`.
-
-    Raises `SchemaError` when the language is empty.
-
-    >>> from fsm.automata import lit
-    >>> from fsm.limits import DEFAULT_LIMITS
-    >>> nfa, start, final = trimmed_nfa(lit("ab"), DEFAULT_LIMITS)
-    >>> final
-    2
-    """
-    try:
-        nfa = NFA(Budget(limits), counters=True, calls=calls)
-        start = nfa.new()
-        final = nfa.build(node, start)
-        if calls is not None:
-            for name, rule in (rules or {}).items():
-                s = calls.start[name] = nfa.new()
-                calls.final[name] = nfa.build(rule, s)
-                calls.returns.add(calls.final[name])
-            for name, _ in calls.site.values():
-                if name not in calls.start:
-                    raise SchemaError(f"rule reference {name!r} has no rule")
-        live = nfa.trim(final, calls)
-    except NotRegular as exc:
-        raise SchemaError(str(exc)) from None
-    except SchemaTooComplex:
-        raise
-    except SpecTooComplex as exc:
-        raise SchemaTooComplex(str(exc), budget=exc.budget, limit=exc.limit) from None
-    except RecursionError:
-        raise SchemaTooComplex("the schema is nested too deeply to compile", budget="recursion") from None
-    if not live[start]:
-        raise SchemaError("the schema admits no JSON document at all (its constraints contradict each other)")
-    return nfa, start, final
-
-
-def node_to_dfa(node: Node, limits: Limits | None = None) -> ByteDFA:
-    """Compile a tree to a byte DFA whose every state can still reach acceptance (fully expanded).
-
-    Raises `SchemaError` when the language is empty and `SchemaTooComplex` over a budget.
-
-    >>> from fsm.automata import alt, lit
-    >>> node_to_dfa(alt(lit("yes"), lit("no"))).accepts(b"no")
-    True
-    """
-    return LazyByteDFA(*node_nfa(node, limits)).materialize()
-
-
-# ---------------------------------------------------------------------------------------------
-# Character DFA -> plain tree (state elimination), for regex text of small automata.

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 from ..errors import SchemaTooComplex
 from ..limits import DEFAULT_LIMITS, Limits
+from .build import trimmed_nfa
 from .language import Node, Ref
 from .lazy_dfa import LazyByteDFA
-from .nfa import trimmed_nfa
 
 _MAX_DEPTH = 100_000  # stack frames; reached only by a runaway closure, never by a real document
 
