@@ -8,6 +8,8 @@ would cost ``hi`` copies of the item.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 
 from .char_dfa import CharDFA, Edge
@@ -35,15 +37,18 @@ class CounterBlock:
         return k * self.m + g
 
     def edges(self, local: int) -> list[Edge]:
+        """Character edges of local state ``local``; targets are local keys ``(k, g)`` or ``end``."""
         k, g = divmod(local, self.m)
         if g == 0 and k >= self.hi:
             return []
         return [(lo, hi, (k, t)) for lo, hi, t in self.unit.edges[g]]  # type: ignore[misc]
 
-    def all_edges(self):
+    def all_edges(self) -> Iterator[Edge]:
+        """Every edge range the block can take (for spellability checks)."""
         return (edge for row in self.unit.edges for edge in row)
 
     def eps(self, local: int) -> list:
+        """Epsilon targets of local state ``local`` (local keys, or ``end`` when the block is done)."""
         k, g = divmod(local, self.m)
         out: list = []
         if g == 0:
@@ -141,7 +146,7 @@ class ProductBlock(CounterBlock):
         q, e = divmod(g, self.n_esc)
         return [self.end] if e == 0 and self.unit.accepting[q] and self.lo <= k <= self.hi else []
 
-    def all_edges(self):
+    def all_edges(self) -> Iterator[Edge]:
         yield from (edge for row in self.unit.edges for edge in row)
         if self.enc:
             for row in _ESCAPES[0]:
@@ -178,10 +183,11 @@ class Counters:
         return [(lo, hi, self._id(b, block, t)) for lo, hi, t in block.edges(local)]
 
     def eps(self, q: int) -> list[int]:
+        """Epsilon targets of virtual state ``q``."""
         b, block, local = self._split(q)
         return [self._id(b, block, t) for t in block.eps(local)]
 
-    def all_edges(self):
+    def all_edges(self) -> Iterator[Edge]:
         """Every distinct edge range a block can take (for spellability checks)."""
         for block in self.blocks:
             yield from block.all_edges()

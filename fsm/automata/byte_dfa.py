@@ -37,9 +37,11 @@ class ByteDFA:
 
     @property
     def n_states(self) -> int:
+        """How many states the table has."""
         return int(self.table.shape[0])
 
     def step(self, state: int, byte: int) -> int:
+        """The state after ``byte`` from ``state`` (-1: rejected)."""
         return int(self.table[state, self.byte_class[byte]])
 
     def walk(self, state: int, data: bytes) -> int:
@@ -52,6 +54,7 @@ class ByteDFA:
         return state
 
     def accepts(self, data: bytes) -> bool:
+        """Whether the whole of ``data`` is accepted from the initial state."""
         s = self.walk(self.initial, data)
         return s >= 0 and bool(self.accepting[s])
 
@@ -61,6 +64,7 @@ class ByteDFA:
 
     @property
     def nbytes(self) -> int:
+        """Memory held by the arrays."""
         return int(self.table.nbytes + self.byte_class.nbytes + self.accepting.nbytes)
 
 
@@ -175,7 +179,7 @@ def finish_dfa(
 
 def minimize_table(
     table: np.ndarray, initial: int, accepting: np.ndarray, deadline, what: str, rounds: int = 64
-):
+) -> tuple[np.ndarray, int, np.ndarray]:
     """Merge states with identical rows, repeatedly: always sound, and minimal on the acyclic parts.
 
     Full Moore refinement needs as many passes as the longest chain (a ``{1,1000}`` repeat costs
@@ -237,7 +241,7 @@ def equal_rows(a: np.ndarray) -> np.ndarray:
 
 def merge_equal_states(
     table: np.ndarray, accepting: np.ndarray, initial: int, budget: Budget, rounds: int = 4
-):
+) -> tuple[np.ndarray, np.ndarray, int]:
     """Merge states with identical rows a few times over (memory only; the language is unchanged)."""
     for _ in range(rounds):
         n = table.shape[0]
