@@ -27,23 +27,6 @@ def regex_to_dfa(pattern: str, limits: Limits | None = None) -> ByteDFA:
 
 def _tree_dfa(pattern: str, limits: Limits) -> ByteDFA | None:
     """The linear-time path: Python's parser -> range tree -> Thompson NFA -> subset construction."""
-    from .automata import Untranslatable, node_to_dfa, regex_node
-    from .errors import SchemaError
-
-    try:
-        node = regex_node(pattern)
-    except (Untranslatable, RecursionError):
-        return None
-    try:
-        return node_to_dfa(node, limits)
-    except SpecTooComplex as exc:
-        raise SpecTooComplex(f"regex {pattern[:80]!r}: {exc}", budget=exc.budget, limit=exc.limit) from None
-    except SchemaError:
-        raise RegexError(f"regex {pattern[:80]!r} matches no string at all") from None
-
-
-def _tree_dfa(pattern: str, limits: Limits) -> ByteDFA | None:
-    """The linear-time path: Python's parser -> range tree -> Thompson NFA -> subset construction."""
     try:
         node = regex_node(pattern)
     except (Untranslatable, RecursionError):
