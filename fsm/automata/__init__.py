@@ -24,7 +24,7 @@ May import only `fsm.errors`, `fsm.limits` and itself: the spec front ends (`fsm
 from .any_value import AnyValueBlock
 from .budget import Budget
 from .build import node_nfa, node_to_dfa
-from .byte_dfa import MAX_CODEPOINT, SURROGATES, ByteDFA, codepoint_ranges_between, finish_dfa, utf8_sequences
+from .byte_dfa import ByteDFA, codepoint_ranges_between, finish_dfa, utf8_sequences
 from .char_dfa import CharDFA, complement_dfa
 from .language import (
     EMPTY,
@@ -62,7 +62,7 @@ from .numbers import (
     number_node,
 )
 from .pushdown import LeftRecursive, pushdown_dfa
-from .ranges import ANY_CHAR, Ranges, complement, normalize_ranges
+from .ranges import ANY_CHAR, MAX_CODEPOINT, SURROGATES, Ranges, complement, normalize_ranges
 from .re_tree import Flavor, Translator, UnknownCategory, Untranslatable, fold, regex_node
 from .re_tree import parse as parse_regex
 from .regex_text import to_regex

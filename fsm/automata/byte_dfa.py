@@ -13,9 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .budget import Budget
-
-MAX_CODEPOINT = 0x10FFFF
-SURROGATES = (0xD800, 0xDFFF)
+from .ranges import SURROGATES
 
 
 @dataclass

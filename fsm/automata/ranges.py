@@ -8,7 +8,7 @@ Character classes of every size (``[^"]`` is over a million code points) cost a 
 
 from __future__ import annotations
 
-MAX_CP = 0x10FFFF
+MAX_CODEPOINT = 0x10FFFF
 SURROGATES = (0xD800, 0xDFFF)
 
 Ranges = tuple[tuple[int, int], ...]
@@ -51,8 +51,8 @@ def complement(ranges: Ranges) -> Ranges:
         if a > lo:
             out.append((lo, a - 1))
         lo = b + 1
-    if lo <= MAX_CP:
-        out.append((lo, MAX_CP))
+    if lo <= MAX_CODEPOINT:
+        out.append((lo, MAX_CODEPOINT))
     return normalize_ranges(out)
 
 
@@ -92,4 +92,4 @@ def size(ranges: Ranges) -> int:
     return sum(b - a + 1 for a, b in ranges)
 
 
-ANY_CHAR: Ranges = normalize_ranges([(0, MAX_CP)])
+ANY_CHAR: Ranges = normalize_ranges([(0, MAX_CODEPOINT)])

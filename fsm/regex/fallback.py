@@ -14,39 +14,15 @@ import interegular
 import numpy as np
 from interegular.fsm import anything_else
 
-from ..automata import MAX_CODEPOINT, SURROGATES, ByteDFA, finish_dfa, utf8_sequences
+from ..automata import MAX_CODEPOINT, ByteDFA, complement, finish_dfa, normalize_ranges, utf8_sequences
 from ..errors import RegexError, SpecTooComplex
 from ..limits import Limits
 
 
-def _codepoint_ranges(chars: set[str], complement: bool) -> list[tuple[int, int]]:
+def _codepoint_ranges(chars: set[str], negate: bool) -> list[tuple[int, int]]:
     """Sorted disjoint code point ranges of ``chars`` (or of its complement), surrogates removed."""
-    cps = sorted(ord(c) for c in chars if len(c) == 1)
-    ranges: list[tuple[int, int]] = []
-    for c in cps:
-        if ranges and ranges[-1][1] + 1 == c:
-            ranges[-1] = (ranges[-1][0], c)
-        else:
-            ranges.append((c, c))
-    if complement:
-        comp, lo = [], 0
-        for a, b in ranges:
-            if a > lo:
-                comp.append((lo, a - 1))
-            lo = b + 1
-        if lo <= MAX_CODEPOINT:
-            comp.append((lo, MAX_CODEPOINT))
-        ranges = comp
-    out = []
-    for a, b in ranges:  # surrogates cannot be encoded in UTF-8
-        if b < SURROGATES[0] or a > SURROGATES[1]:
-            out.append((a, b))
-        else:
-            if a < SURROGATES[0]:
-                out.append((a, SURROGATES[0] - 1))
-            if b > SURROGATES[1]:
-                out.append((SURROGATES[1] + 1, b))
-    return out
+    ranges = normalize_ranges((ord(c), ord(c)) for c in chars if len(c) == 1)
+    return list(complement(ranges) if negate else ranges)
 
 
 def _literal(ch: str) -> str:
@@ -125,9 +101,9 @@ def _class_sequences(cfsm) -> dict:
             class_chars.setdefault(k, set()).add(c)
     class_ranges: dict[int, list[tuple[int, int]]] = {}
     for k in set(mapping.values()):
-        rs = _codepoint_ranges(class_chars.get(k, set()), complement=False)
+        rs = _codepoint_ranges(class_chars.get(k, set()), negate=False)
         if k == other_class:
-            rs = sorted(rs + _codepoint_ranges(explicit, complement=True))
+            rs = sorted(rs + _codepoint_ranges(explicit, negate=True))
         class_ranges[k] = rs
     return {k: [seq for a, b in rs for seq in utf8_sequences(a, b)] for k, rs in class_ranges.items()}
 
