@@ -58,14 +58,14 @@ _ASCII_CLASSES = {
     "w": _ranges_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"),
     "s": _ranges_of(" \t\n\r\f\v"),
 }
-_ASCII_CATEGORIES = {
-    _c.CATEGORY_DIGIT: ((48, 57),),
-    _c.CATEGORY_SPACE: ((9, 13), (32, 32)),
-    _c.CATEGORY_WORD: ((48, 57), (65, 90), (95, 95), (97, 122)),
+_ASCII_CATEGORIES = {  # re.ASCII: exactly the ASCII members, negations their complements
+    _c.CATEGORY_DIGIT: _ASCII_CLASSES["d"],
+    _c.CATEGORY_SPACE: _ASCII_CLASSES["s"],
+    _c.CATEGORY_WORD: _ASCII_CLASSES["w"],
+    _c.CATEGORY_NOT_DIGIT: complement(_ASCII_CLASSES["d"]),
+    _c.CATEGORY_NOT_SPACE: complement(_ASCII_CLASSES["s"]),
+    _c.CATEGORY_NOT_WORD: complement(_ASCII_CLASSES["w"]),
 }
-_ASCII_CATEGORIES[_c.CATEGORY_NOT_DIGIT] = complement(normalize_ranges(_ASCII_CATEGORIES[_c.CATEGORY_DIGIT]))
-_ASCII_CATEGORIES[_c.CATEGORY_NOT_SPACE] = complement(normalize_ranges(_ASCII_CATEGORIES[_c.CATEGORY_SPACE]))
-_ASCII_CATEGORIES[_c.CATEGORY_NOT_WORD] = complement(normalize_ranges(_ASCII_CATEGORIES[_c.CATEGORY_WORD]))
 
 
 @cache
