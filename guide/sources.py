@@ -25,10 +25,16 @@ forwarding to each model's session and combining the logits row by row.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import torch
+
+if TYPE_CHECKING:
+    from transformers import Cache, PreTrainedModel, PreTrainedTokenizerBase
+
+    import fsm
 
 
 @runtime_checkable
@@ -46,8 +52,11 @@ class Session(Protocol):
 class LogitsSource(Protocol):
     """Anything that opens batches of prompts and yields next-token logits (see the module docstring)."""
 
-    vocabulary: Any
-    tokenizer: Any
+    @property
+    def vocabulary(self) -> fsm.Vocabulary: ...
+
+    @property
+    def tokenizer(self) -> PreTrainedTokenizerBase: ...
 
     @property
     def device(self) -> torch.device: ...
@@ -69,9 +78,17 @@ class ModelSession:
     torch.Size([2, 49152])
     """
 
-    def __init__(self, hf: Any, cache: Any, mask: torch.Tensor | None, next_pos: torch.Tensor, width: int):
+    def __init__(
+        self,
+        hf: PreTrainedModel,
+        cache: Cache,
+        mask: torch.Tensor | None,
+        next_pos: torch.Tensor,
+        width: int,
+    ):
         self.hf = hf
         self.cache = cache
+        self.cache_kwarg = cache_kwarg(hf)
         self.mask = mask  # (rows, cached length) long, or None when every cached column is real
         self.next_pos = next_pos  # (rows,) position id of each row's next token
         self.width = width
@@ -82,8 +99,13 @@ class ModelSession:
 
     @classmethod
     def start(
-        cls, hf: Any, prompts: Sequence[Sequence[int]], pad_id: int, width: int
+        cls, hf: PreTrainedModel, prompts: Sequence[Sequence[int]], pad_id: int, width: int
     ) -> tuple[ModelSession, torch.Tensor]:
+        """Prefill ``prompts`` (left-padded into one batch) and return the session and each prompt's
+        next-token logits.
+
+        >>> session, logits = ModelSession.start(model.hf, [[1, 2], [3]], pad_id=2, width=49152)  # doctest: +SKIP
+        """
         from transformers import DynamicCache
 
         device = next(hf.parameters()).device
@@ -108,13 +130,15 @@ class ModelSession:
                 input_ids=ids,
                 attention_mask=mask if padded else None,
                 position_ids=pos,
-                past_key_values=cache,
                 use_cache=True,
                 logits_to_keep=1,
+                **{cache_kwarg(hf): cache},
             )
         logits = _as_logits(out.logits[:, -1], width)
         next_pos = torch.as_tensor(lengths, dtype=torch.long, device=device)
-        return cls(hf, out.past_key_values, mask if padded else None, next_pos, width), logits
+        # The model fills `cache` in place, so the output's copy of it is not read back (reading
+        # ``out.past_key_values`` is itself deprecated).
+        return cls(hf, cache, mask if padded else None, next_pos, width), logits
 
     def decode(self, tokens: torch.Tensor, lengths: torch.Tensor | None = None) -> torch.Tensor:
         n, k = tokens.shape
@@ -139,9 +163,9 @@ class ModelSession:
                 input_ids=tokens,
                 attention_mask=self.mask,
                 position_ids=pos,
-                past_key_values=self.cache,
                 use_cache=True,
                 logits_to_keep=k,
+                **{self.cache_kwarg: self.cache},
             )
         if k == 1:
             logits = out.logits[:, -1]
@@ -178,6 +202,29 @@ class ModelSession:
             self.mask = self.mask[:, first:]
         if bool(self.mask.all()):
             self.mask = None
+
+
+def cache_kwarg(hf: PreTrainedModel) -> str:
+    """The keyword ``hf.forward`` takes its KV cache by: ``cache`` in current transformers (where
+    ``past_key_values`` is deprecated), ``past_key_values`` in releases before the rename.
+
+    >>> cache_kwarg(model.hf)   # doctest: +SKIP
+    'cache'
+    """
+    kind = type(hf)
+    name = _CACHE_KWARG.get(kind)
+    if name is None:
+        try:
+            params = inspect.signature(hf.forward).parameters
+        except (TypeError, ValueError):  # a C-level or otherwise opaque forward: assume the old name
+            params = {}
+        name = "cache" if "cache" in params else "past_key_values"
+        _CACHE_KWARG[kind] = name
+    return name
+
+
+# Per model class: inspecting a signature on every forward pass would cost more than the lookup.
+_CACHE_KWARG: dict[type, str] = {}
 
 
 def _as_logits(logits: torch.Tensor, width: int) -> torch.Tensor:

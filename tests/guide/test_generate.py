@@ -3,7 +3,9 @@ streaming, jump-forward, seeds, custom sources and errors."""
 
 from __future__ import annotations
 
+import inspect
 import re
+import warnings
 
 import pytest
 import torch
@@ -12,6 +14,7 @@ from transformers import LlamaConfig, LlamaForCausalLM
 import fsm
 import guide
 from guide.sampling import InvalidLogitsError
+from guide.sources import cache_kwarg
 
 
 def tiny_llama(seed: int = 0) -> LlamaForCausalLM:
@@ -322,3 +325,21 @@ def test_input_errors(model, tokenizer):
         guide.generate(model, [[1, 10**6]])
     with pytest.raises(TypeError, match="unknown sampling parameter"):
         guide.generate(model, "a", temprature=0.5)
+
+
+# -- the transformers cache API ------------------------------------------------------------------
+
+
+def test_loop_uses_the_current_cache_api_without_deprecation_warnings(model):
+    """Prefill, ragged jump-forward decodes and rows leaving the batch pass the KV cache the way the
+    installed transformers expects: no FutureWarning/DeprecationWarning is raised on the way."""
+    prompts = ["Name: ", "A much longer prompt, left-padded against the short one: "]
+    constraint = [fsm.Regex(r'\{"a": "[a-z]{1,6}"\}'), None]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = guide.generate(model, prompts, constraint, max_new_tokens=[12, 3], seed=0)
+    assert [c.finish_reason for c in out] and out[1].finish_reason == "length"
+    noisy = [w for w in caught if issubclass(w.category, (FutureWarning, DeprecationWarning))]
+    assert not noisy, [str(w.message) for w in noisy]
+    params = inspect.signature(model.hf.forward).parameters
+    assert cache_kwarg(model.hf) == ("cache" if "cache" in params else "past_key_values")
