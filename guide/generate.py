@@ -14,18 +14,31 @@ arrive. Both run the same loop:
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterator, Sequence
+import functools
+import inspect
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import torch
 
 import fsm
 
+from .constraints import CompiledConstraint, Constraint, TokenMatcher
 from .masks import MaskBuffer, forbid_padding_ids
 from .sampling import Sampler, check_logits, sampling_params, seed_list
+from .sources import LogitsSource, Session
+
+if TYPE_CHECKING:
+    from .sampling import SamplingParams
 
 FINISH_REASONS = ("eos", "constraint", "stop", "length")
+
+# One prompt (text, or token ids) or a list of those.
+Prompts = str | Sequence[int] | Sequence[str | Sequence[int]]
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 
 @dataclass
@@ -48,7 +61,7 @@ class Completion:
 @dataclass(eq=False)
 class _Row:
     index: int
-    matcher: Any | None
+    matcher: TokenMatcher | None
     max_new: int
     ids: list[int] = field(default_factory=list)
     data: bytearray = field(default_factory=bytearray)
@@ -57,59 +70,36 @@ class _Row:
     streamed: int = 0  # bytes already yielded by `stream`
 
 
-def generate(
-    source: Any,
-    prompts: str | Sequence[int] | Sequence[str | Sequence[int]],
-    constraint: Any = None,
-    max_new_tokens: int | Sequence[int] = 256,
-    stop: str | Sequence[str] | None = None,
-    seed: int | Sequence[int | None] | None = None,
-    jump_forward: bool = True,
-    **sampling: Any,
-) -> list[Completion]:
-    """Generate one `Completion` per prompt from a `LogitsSource` (a `guide.Model` or a guidance combination).
+_PARAMETERS_DOC = """
+    Parameters (shared by `generate` and `stream`):
 
+    ``source``: a `LogitsSource` (a `guide.Model` or a guidance combination).
     ``prompts``: a string (used exactly as given: no chat template), a list of token ids, or a list of
     those. ``constraint``: None, an fsm spec (``fsm.Regex``, ``fsm.JsonSchema``…, compiled once per
     call), a compiled index, or a list with one of those per prompt (None = free row).
-    ``sampling``: temperature, top_k, top_p, min_p, typical_p, mirostat_tau, mirostat_eta,
-    repetition_penalty, frequency_penalty, presence_penalty, logit_bias — each a scalar or a
-    per-prompt list (see `guide.sampling`). ``seed``: int (row i uses seed + i) or per-row list.
-
-    >>> model = guide.load()                                                         # doctest: +SKIP
-    >>> guide.generate(model, "Year: ", fsm.Regex(r"\\d{4}"))[0].text                # doctest: +SKIP
-    '2023'
-    """
-    batch = _is_batch(prompts)
-    runner = _Runner(
-        source,
-        prompts if batch else [prompts],
-        constraint,
-        max_new_tokens,
-        stop,
-        seed,
-        jump_forward,
-        sampling,
-    )
-    for _ in runner.steps():
-        pass
-    return runner.completions()
+    ``max_new_tokens``: an int or one per prompt. ``stop``: stop strings (the text is cut before them).
+    ``seed``: int (row i uses seed + i) or per-row list. ``jump_forward``: append text the constraint
+    forces without sampling it. ``sampling``: temperature, top_k, top_p, min_p, typical_p,
+    mirostat_tau, mirostat_eta, repetition_penalty, frequency_penalty, presence_penalty, logit_bias —
+    each a scalar or a per-prompt list (see `guide.sampling`).
+"""
 
 
 def stream(
-    source: Any,
-    prompts: str | Sequence[int] | Sequence[str | Sequence[int]],
-    constraint: Any = None,
+    source: LogitsSource,
+    prompts: Prompts,
+    constraint: Constraint | list[Constraint] = None,
     max_new_tokens: int | Sequence[int] = 256,
     stop: str | Sequence[str] | None = None,
     seed: int | Sequence[int | None] | None = None,
     jump_forward: bool = True,
     **sampling: Any,
 ) -> Generator[str | tuple[int, str], None, list[Completion]]:
-    """Like `generate`, but yield text as it is produced; pieces never split a UTF-8 character and
-    never show a stop string. One prompt yields ``str`` pieces; a list of prompts yields
-    ``(prompt_index, piece)``. The generator's return value (``yield from``, ``StopIteration.value``)
-    is the list of `Completion` objects, one per prompt.
+    """Generate from a `LogitsSource`, yielding text as it is produced; `generate` runs this to the end.
+
+    Pieces never split a UTF-8 character and never show a stop string. One prompt yields ``str``
+    pieces; a list of prompts yields ``(prompt_index, piece)``. The generator's return value
+    (``yield from``, ``StopIteration.value``) is the list of `Completion` objects, one per prompt.
 
     >>> "".join(guide.stream(model, "Once upon a time", max_new_tokens=20))   # doctest: +SKIP
     ', there was a little girl named Lily...'
@@ -117,7 +107,7 @@ def stream(
     batch = _is_batch(prompts)
     runner = _Runner(
         source,
-        prompts if batch else [prompts],
+        prompts if batch else [prompts],  # type: ignore[list-item]
         constraint,
         max_new_tokens,
         stop,
@@ -134,13 +124,85 @@ def stream(
     return runner.completions()
 
 
+def _runs_to_end(
+    core: Callable[_P, Generator[Any, None, _R]],
+) -> Callable[[Callable[..., _R]], Callable[_P, _R]]:
+    """Make the decorated function take ``core``'s parameters (one list, one set of defaults) and
+    return what ``core`` returns after running it to the end; only its own docstring is kept."""
+
+    def wrap(shell: Callable[..., _R]) -> Callable[_P, _R]:
+        @functools.wraps(shell)
+        def run(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+            steps = core(*args, **kwargs)
+            while True:
+                try:
+                    next(steps)
+                except StopIteration as done:
+                    return done.value
+
+        del run.__wrapped__  # the signature is core's, not the shell's
+        shell_return = inspect.signature(shell).return_annotation
+        run.__signature__ = inspect.signature(core).replace(return_annotation=shell_return)  # type: ignore[attr-defined]
+        run.__annotations__ = {**core.__annotations__, "return": shell.__annotations__.get("return")}
+        return run
+
+    return wrap
+
+
+@_runs_to_end(stream)
+def generate(*args: Any, **kwargs: Any) -> list[Completion]:
+    """Generate one `Completion` per prompt from a `LogitsSource` (a `guide.Model` or a guidance combination).
+
+    Same parameters, order and defaults as `stream` (it runs `stream` to the end and returns its value).
+
+    >>> model = guide.load()                                                         # doctest: +SKIP
+    >>> guide.generate(model, "Year: ", fsm.Regex(r"\\d{4}"))[0].text                # doctest: +SKIP
+    '2023'
+    """
+    raise NotImplementedError  # never runs: `_runs_to_end` runs `stream` with these arguments
+
+
+stream.__doc__ = (stream.__doc__ or "") + _PARAMETERS_DOC
+generate.__doc__ = (generate.__doc__ or "") + _PARAMETERS_DOC
+
+
 # ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class _Batch:
+    """The open batch of one generate call: what the model side needs between steps."""
+
+    session: Session
+    sampler: Sampler
+    masks: MaskBuffer
+    logits: torch.Tensor  # (rows, vocabulary.size): the next-token logits of each active row
+    rescore: Callable[[torch.Tensor], torch.Tensor] | None  # a guidance session's post-mask hook
+
+
+@dataclass(eq=False)
+class _Step:
+    """What one sampling step made: the rows that got tokens, and what the next forward pass feeds."""
+
+    rows: list[_Row]  # the rows that were active, in batch order (some may have finished)
+    tokens: torch.Tensor  # (rows,) the sampled ids
+    feeds: list[list[int]] | None  # per row, the sampled id plus jump-forward ids; None if no row jumped
 
 
 class _Runner:
     """State of one generate call; ``steps()`` runs the loop and yields the rows touched per step."""
 
-    def __init__(self, source, prompts, constraint, max_new_tokens, stop, seed, jump_forward, sampling):
+    def __init__(
+        self,
+        source: LogitsSource,
+        prompts: Sequence[str | Sequence[int]],
+        constraint: Constraint | list[Constraint],
+        max_new_tokens: int | Sequence[int],
+        stop: str | Sequence[str] | None,
+        seed: int | Sequence[int | None] | None,
+        jump_forward: bool,
+        sampling: dict[str, Any],
+    ):
         self.source = source
         self.vocab = source.vocabulary
         n = len(prompts)
@@ -156,11 +218,14 @@ class _Runner:
         matchers = _matchers(constraint, n, self.vocab)
         self.rows = [_Row(i, matchers[i], max_new[i]) for i in range(n)]
         seeds = seed_list(n, seed)
-        self.params = sampling_params(n, seed=seeds, **sampling)
+        self.params: list[SamplingParams] = sampling_params(n, seed=seeds, **sampling)
         self.seeds = seeds
         self.eos = frozenset(self.vocab.eos_token_ids)
         self.token_bytes = self.vocab.tokens
-        self._canonical_cache: dict[bytes, list[int] | None] = {}
+        self.canonical_cache: dict[bytes, list[int] | None] = {}
+        # Per-step state: the rows still generating, in batch order, and their open batch.
+        self.active: list[_Row] = []
+        self.batch: _Batch | None = None
 
     # -- the loop ------------------------------------------------------------------------------------
     def steps(self) -> Iterator[list[_Row]]:
@@ -169,8 +234,9 @@ class _Runner:
         if touched:
             yield touched
         while self.active:
-            yield self._sample()
-            self._feed()
+            step = self._sample()
+            yield step.rows
+            self._feed(step)
 
     @torch.inference_mode()
     def _begin(self) -> list[_Row]:
@@ -193,41 +259,45 @@ class _Runner:
         active = [r for r in rows if r.finish is None]
         if not active:
             return touched
-        self.sampler = Sampler(
+        sampler = Sampler(
             [self.params[r.index] for r in active],
             self.vocab.size,
             self.source.device,
             seeds=[self.seeds[r.index] for r in active],
             prompts=[self.prompt_ids[r.index] for r in active],
         )
-        self.session, self.logits = self.source.prefill(
+        session, logits = self.source.prefill(
             [self.prompt_ids[r.index] + starts.get(r.index, []) for r in active]
         )
         if starts:
             fed = [starts.get(r.index, []) for r in active]
-            self.sampler.observe(*_pad(fed, max(1, max(len(f) for f in fed))))
-        self.rescore = getattr(self.session, "rescore", None)
-        self.masks = MaskBuffer(self.vocab.size, self.logits.device, len(active))
+            sampler.observe(*_pad(fed, max(1, max(len(f) for f in fed))))
+        # `rescore` is an optional Session method (see guide.sources), so it is looked up, not called.
+        rescore = getattr(session, "rescore", None)
+        masks = MaskBuffer(self.vocab.size, logits.device, len(active))
+        self.batch = _Batch(session, sampler, masks, logits, rescore)
         self.active = active
         return touched
 
     @torch.inference_mode()
-    def _sample(self) -> list[_Row]:
+    def _sample(self) -> _Step:
         """Mask, sample and book one token per active row (plus any jump-forward tokens)."""
-        active, logits = self.active, self.logits
+        batch = self.batch
+        assert batch is not None, "_begin opens the batch before any step"
+        active, logits = self.active, batch.logits
         n_text = self.vocab.n_tokens
         token_bytes = self.token_bytes
         check_logits(logits)
         forbid_padding_ids(logits, n_text)
         constrained = [i for i, r in enumerate(active) if r.matcher is not None]
         if constrained:
-            self.masks.apply(logits, constrained, [active[i].matcher for i in constrained])
-        if self.rescore is not None:  # a guidance truncation that must see the mask (see guide.sources)
-            logits = self.rescore(logits)
-        tokens = self.sampler(logits)
+            batch.masks.apply(logits, constrained, [active[i].matcher for i in constrained])
+        if batch.rescore is not None:  # a guidance truncation that must see the mask (see guide.sources)
+            logits = batch.rescore(logits)
+        tokens = batch.sampler(logits)
         sampled = tokens.tolist()
         feeds: list[list[int]] | None = None
-        for i, (row, t) in enumerate(zip(active, sampled)):
+        for i, (row, t) in enumerate(zip(active, sampled, strict=True)):
             row.ids.append(t)
             if row.matcher is not None:
                 row.matcher.advance(t)
@@ -242,34 +312,35 @@ class _Runner:
                 if feeds is None:
                     feeds = [[s] for s in sampled]
                 feeds[i].extend(jumped)
-        self.tokens, self.feeds = tokens, feeds
-        return active
+        return _Step(active, tokens, feeds)
 
     @torch.inference_mode()
-    def _feed(self) -> None:
+    def _feed(self, step: _Step) -> None:
         """Drop finished rows from the batch, then run the next forward pass for the rest."""
-        active, tokens, feeds = self.active, self.tokens, self.feeds
+        batch = self.batch
+        assert batch is not None, "_begin opens the batch before any step"
+        active, tokens, feeds = step.rows, step.tokens, step.feeds
         alive = [i for i, r in enumerate(active) if r.finish is None]
         if not alive:
             self.active = []
             return
         if len(alive) < len(active):
             keep = torch.as_tensor(alive, dtype=torch.long)
-            self.session.keep(keep)
-            self.sampler.keep(keep)
+            batch.session.keep(keep)
+            batch.sampler.keep(keep)
             self.active = [active[i] for i in alive]
             if feeds is not None:
                 feeds = [feeds[i] for i in alive]
             else:
                 tokens = tokens[keep.to(tokens.device)]
         if feeds is None:
-            step = tokens[:, None]
-            self.logits = self.session.decode(step)
-            self.sampler.observe(step)
+            fed = tokens[:, None]
+            batch.logits = batch.session.decode(fed)
+            batch.sampler.observe(fed)
         else:
-            step, lengths = _pad(feeds, max(len(f) for f in feeds))
-            self.logits = self.session.decode(step, lengths)
-            self.sampler.observe(step, lengths)
+            fed, lengths = _pad(feeds, max(len(f) for f in feeds))
+            batch.logits = batch.session.decode(fed, lengths)
+            batch.sampler.observe(fed, lengths)
 
     # -- per-row bookkeeping -------------------------------------------------------------------------
     def _append_bytes(self, row: _Row, data: bytes | None) -> None:
@@ -328,7 +399,7 @@ class _Runner:
 
     def _canonical(self, forced: bytes) -> list[int] | None:
         """The tokenizer's own tokenization of the forced text, if it spells exactly those bytes."""
-        hit = self._canonical_cache.get(forced, False)
+        hit = self.canonical_cache.get(forced, False)
         if hit is not False:
             return hit
         cut = _utf8_complete_prefix(forced)
@@ -341,7 +412,7 @@ class _Runner:
                 ids = None
             if ids is not None and self.vocab.decode(ids) != forced[:cut]:
                 ids = None  # e.g. a SentencePiece dummy prefix: not the forced bytes
-        self._canonical_cache[forced] = ids
+        self.canonical_cache[forced] = ids
         return ids
 
     def completions(self) -> list[Completion]:

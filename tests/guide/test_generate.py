@@ -343,3 +343,25 @@ def test_loop_uses_the_current_cache_api_without_deprecation_warnings(model):
     assert not noisy, [str(w.message) for w in noisy]
     params = inspect.signature(model.hf.forward).parameters
     assert cache_kwarg(model.hf) == ("cache" if "cache" in params else "past_key_values")
+
+
+def test_generate_and_stream_share_one_signature():
+    gen, st = inspect.signature(guide.generate), inspect.signature(guide.stream)
+    assert list(gen.parameters.values()) == list(st.parameters.values())
+    assert gen.return_annotation == "list[Completion]"
+    for name in ("prompts", "constraint", "max_new_tokens", "stop", "seed", "jump_forward", "sampling"):
+        assert f"``{name}``" in guide.generate.__doc__ and f"``{name}``" in guide.stream.__doc__
+
+
+def test_generate_returns_what_stream_returns(model):
+    prompts = ["Count: 1, 2,", "Colors:"]
+    want = guide.generate(model, prompts, max_new_tokens=6, seed=3, temperature=0.8, stop=",")
+    pieces = guide.stream(model, prompts, max_new_tokens=6, seed=3, temperature=0.8, stop=",")
+    texts = ["", ""]
+    try:
+        while True:
+            i, piece = next(pieces)
+            texts[i] += piece
+    except StopIteration as done:
+        got = done.value
+    assert got == want and texts == [c.text for c in want]
