@@ -26,7 +26,13 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from .generator import Generator
+    from .models import Model
+    from .output_types import Grammar
 
 EXIT_OK, EXIT_OUTPUT, EXIT_USAGE, EXIT_SPEC, EXIT_MODEL, EXIT_INTERNAL = 0, 1, 2, 3, 4, 70
 SPINNER_AFTER_S = 1.0
@@ -252,7 +258,7 @@ def _import_model(ref: str) -> type:
     return cls
 
 
-def _import_file(path: Path) -> Any:
+def _import_file(path: Path) -> ModuleType:
     import importlib.util
 
     if not path.is_file():
@@ -264,7 +270,7 @@ def _import_file(path: Path) -> Any:
     return module
 
 
-def _grammar(ref: str | None, start: str) -> Any:
+def _grammar(ref: str | None, start: str) -> Grammar:
     from .output_types import Grammar, builtin_grammars
 
     if not ref:
@@ -460,7 +466,7 @@ def _output(path: str | None):
         yield f
 
 
-def _run_batch(gen: Any, rows: list[dict[str, Any]], args: argparse.Namespace, out: Any) -> int:
+def _run_batch(gen: Generator, rows: list[dict[str, Any]], args: argparse.Namespace, out: TextIO) -> int:
     from .output_types import to_jsonable
 
     values = gen.batch(
@@ -482,7 +488,7 @@ def _run_batch(gen: Any, rows: list[dict[str, Any]], args: argparse.Namespace, o
     return EXIT_OUTPUT if failed else EXIT_OK
 
 
-def _load_model(path: str | None, quiet: bool) -> Any:
+def _load_model(path: str | None, quiet: bool) -> Model:
     from .generator import default_model
     from .models import load
 

@@ -36,6 +36,8 @@ class TokenMatcher(Protocol):
 
     def fill_bitmask(self, out: np.ndarray) -> None: ...
 
+    def copy(self) -> TokenMatcher: ...
+
 
 @runtime_checkable
 class CompiledConstraint(Protocol):

@@ -22,7 +22,7 @@ import typing
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .generator import Generator, check_options
+from .generator import Generator, ModelArg, check_options
 from .output_types import OutputType, output_type
 
 _STRUCTURED_NAMES = ("generate", "generate_batch", "guide_generator")
@@ -31,7 +31,7 @@ _STRUCTURED_NAMES = ("generate", "generate_batch", "guide_generator")
 class _Lazy:
     """A `Generator` created on first use, so decorating never loads a model."""
 
-    def __init__(self, model: Any, kind: OutputType, defaults: dict[str, Any]):
+    def __init__(self, model: ModelArg, kind: OutputType, defaults: dict[str, Any]):
         self.model, self.kind, self.defaults = model, kind, defaults
         self._gen: Generator | None = None
 
@@ -66,7 +66,11 @@ def template_fields(template: str) -> list[str]:
 
 
 def structured(
-    model: Any = None, prompt: str | None = None, *, whitespace: Any = None, **defaults: Any
+    model: ModelArg | type = None,
+    prompt: str | None = None,
+    *,
+    whitespace: str | int | None = None,
+    **defaults: Any,
 ) -> Any:
     """Class decorator for a pydantic model: adds ``Model.generate(...)`` and ``Model.generate_batch(...)``.
 
@@ -139,7 +143,9 @@ def structured(
     return decorate
 
 
-def function(model: Any = None, *, whitespace: Any = None, **defaults: Any) -> Any:
+def function(
+    model: ModelArg | Callable[..., Any] = None, *, whitespace: str | int | None = None, **defaults: Any
+) -> Any:
     """Function decorator: the docstring is the prompt template (``{arg}`` fields filled from the call's
     arguments), the return annotation is the output type, and calling returns the parsed value.
 
@@ -162,7 +168,10 @@ def function(model: Any = None, *, whitespace: Any = None, **defaults: Any) -> A
 
 
 def _function_decorator(
-    model: Any, whitespace: Any, defaults: dict[str, Any], caller_locals: dict[str, Any]
+    model: ModelArg,
+    whitespace: str | int | None,
+    defaults: dict[str, Any],
+    caller_locals: dict[str, Any],
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
         name = getattr(fn, "__qualname__", repr(fn))

@@ -39,6 +39,7 @@ Prompts = str | Sequence[int] | Sequence[str | Sequence[int]]
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
+_T = TypeVar("_T")
 
 
 @dataclass
@@ -426,7 +427,7 @@ class _Runner:
 # -- helpers -----------------------------------------------------------------------------------------
 
 
-def _is_batch(prompts: Any) -> bool:
+def _is_batch(prompts: object) -> bool:
     if isinstance(prompts, str):
         return False
     if isinstance(prompts, (list, tuple)):
@@ -438,7 +439,7 @@ def _is_batch(prompts: Any) -> bool:
     )
 
 
-def _prompt_ids(source: Any, prompt: Any, i: int) -> list[int]:
+def _prompt_ids(source: LogitsSource, prompt: str | Sequence[int] | torch.Tensor, i: int) -> list[int]:
     if isinstance(prompt, str):
         ids = source.encode(prompt)
     elif isinstance(prompt, (list, tuple)) and all(isinstance(t, int) for t in prompt):
@@ -456,7 +457,7 @@ def _prompt_ids(source: Any, prompt: Any, i: int) -> list[int]:
     return ids
 
 
-def _per_row(name: str, value: Any, n: int) -> list[Any]:
+def _per_row(name: str, value: _T | Sequence[_T], n: int) -> list[_T]:
     if isinstance(value, (list, tuple)):
         if len(value) != n:
             raise ValueError(f"{name} has {len(value)} values for {n} prompts")
@@ -474,12 +475,14 @@ def _stop_bytes(stop: str | Sequence[str] | None) -> list[bytes]:
     return [s.encode("utf-8") for s in items]
 
 
-def _matchers(constraint: Any, n: int, vocab: Any) -> list[Any]:
+def _matchers(
+    constraint: Constraint | list[Constraint], n: int, vocab: fsm.Vocabulary
+) -> list[TokenMatcher | None]:
     per_row = list(constraint) if isinstance(constraint, list) else [constraint] * n
     if len(per_row) != n:
         raise ValueError(f"constraint list has {len(per_row)} entries for {n} prompts")
-    compiled: dict[int, Any] = {}
-    out = []
+    compiled: dict[int, CompiledConstraint] = {}
+    out: list[TokenMatcher | None] = []
     for c in per_row:
         if c is None:
             out.append(None)
@@ -492,7 +495,7 @@ def _matchers(constraint: Any, n: int, vocab: Any) -> list[Any]:
     return out
 
 
-def _as_index(c: Any, vocab: Any) -> Any:
+def _as_index(c: Constraint, vocab: fsm.Vocabulary) -> CompiledConstraint:
     if callable(getattr(c, "matcher", None)):
         iv = getattr(c, "vocabulary", None)
         if iv is not None and getattr(iv, "fingerprint", None) != vocab.fingerprint:

@@ -13,7 +13,7 @@ import dataclasses
 import functools
 import os
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import fsm
 
@@ -22,6 +22,18 @@ from .output_types import OutputType, describe
 from .output_types import output_type as to_output_type
 from .results import GenerationError, InvalidOutput, Result, Truncated
 from .sampling import SamplingParams
+from .sources import LogitsSource
+
+if TYPE_CHECKING:
+    from .constraints import CompiledConstraint
+    from .models import Model
+
+# What a user may pass as the model: a loaded source, a model path, or None for the default model.
+ModelArg = LogitsSource | str | os.PathLike | None
+# A prompt: text, a list of chat messages, or token ids.
+Prompt = str | Sequence[dict[str, str]] | Sequence[int]
+
+_T = TypeVar("_T")
 
 _LOOP_OPTIONS = ("max_new_tokens", "stop", "seed", "jump_forward")
 _PROMPT_OPTIONS = ("raw", "system")
@@ -32,7 +44,7 @@ DEFAULT_MAX_NEW_TOKENS = 256
 
 
 @functools.lru_cache(maxsize=1)
-def default_model() -> Any:
+def default_model() -> Model:
     """The embedded default model, loaded once per process.
 
     >>> default_model().vocabulary.size   # doctest: +SKIP
@@ -43,7 +55,7 @@ def default_model() -> Any:
     return load()
 
 
-def resolve_source(model: Any) -> Any:
+def resolve_source(model: ModelArg) -> LogitsSource:
     """A logits source from what the user passed: None (the default model), a path, or a source itself.
 
     >>> resolve_source(None) is default_model()   # doctest: +SKIP
@@ -76,7 +88,9 @@ def check_options(options: dict[str, Any], where: str) -> None:
         raise TypeError(f"{where}: unknown option(s) {unknown}; known: {', '.join(sorted(OPTIONS))}")
 
 
-def format_prompt(source: Any, prompt: Any, raw: bool = False, system: str | None = None) -> Any:
+def format_prompt(
+    source: LogitsSource, prompt: Prompt, raw: bool = False, system: str | None = None
+) -> str | list[int]:
     """The prompt as the model sees it: plain text goes through the chat template (when the tokenizer has
     one and ``raw`` is false); a list of ``{"role", "content"}`` messages always does; token ids pass as is.
 
@@ -104,7 +118,7 @@ def format_prompt(source: Any, prompt: Any, raw: bool = False, system: str | Non
     return source.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
 
 
-def _has_chat_template(source: Any) -> bool:
+def _has_chat_template(source: LogitsSource) -> bool:
     return bool(getattr(getattr(source, "tokenizer", None), "chat_template", None))
 
 
@@ -125,7 +139,14 @@ class Generator:
     'positive'
     """
 
-    def __init__(self, model: Any = None, output_type: Any = str, *, whitespace: Any = None, **defaults: Any):
+    def __init__(
+        self,
+        model: ModelArg = None,
+        output_type: Any = str,
+        *,
+        whitespace: str | int | None = None,
+        **defaults: Any,
+    ):
         check_options(defaults, "Generator")
         self.output_type = output_type
         self.kind: OutputType = to_output_type(
@@ -133,7 +154,7 @@ class Generator:
         )  # bad types fail before loading
         self.source = resolve_source(model)
         self.defaults = {"max_new_tokens": DEFAULT_MAX_NEW_TOKENS, **defaults}
-        self.index = (
+        self.index: CompiledConstraint | None = (
             fsm.compile(self.kind.spec, self.source.vocabulary) if self.kind.spec is not None else None
         )
         self.last: Result | list[Result] | None = None
@@ -142,7 +163,7 @@ class Generator:
         return f"Generator({getattr(self.source, 'name', type(self.source).__name__)!r}, {describe(self.output_type)})"
 
     # -- calls ----------------------------------------------------------------------------------------
-    def __call__(self, prompt: Any, **overrides: Any) -> Any:
+    def __call__(self, prompt: Prompt, **overrides: Any) -> Any:
         """Generate one value for ``prompt``; raises `Truncated` / `InvalidOutput` when there is none.
 
         >>> Generator(model, int)("2 + 2 = ", raw=True, max_new_tokens=3)   # doctest: +SKIP
@@ -159,7 +180,7 @@ class Generator:
 
     def batch(
         self,
-        prompts: Sequence[Any],
+        prompts: Sequence[Prompt],
         *,
         errors: str = "raise",
         batch_size: int | None = None,
@@ -209,7 +230,7 @@ class Generator:
                     raise r.error
         return [r.value if r.error is None else r.error for r in results]
 
-    def stream(self, prompt: Any, **overrides: Any) -> Iterator[str]:
+    def stream(self, prompt: Prompt, **overrides: Any) -> Iterator[str]:
         """Yield the output text as it is generated; when the stream ends, ``gen.last.value`` holds the
         parsed value (or the stream raises `Truncated` / `InvalidOutput` after its last piece).
 
@@ -233,10 +254,10 @@ class Generator:
         check_options(overrides, "Generator call")
         return {**self.defaults, **overrides}
 
-    def _format(self, prompt: Any, options: dict[str, Any]) -> Any:
+    def _format(self, prompt: Prompt, options: dict[str, Any]) -> str | list[int]:
         return format_prompt(self.source, prompt, bool(options.get("raw")), options.get("system"))
 
-    def _result(self, c: Completion, prompt: Any, max_new_tokens: int) -> Result:
+    def _result(self, c: Completion, prompt: str | list[int], max_new_tokens: int) -> Result:
         """Parse a completion, or attach the reason it has no value."""
         result = Result(None, c.text, c.finish_reason, list(c.token_ids), prompt)
         if self.index is not None and not self._complete(c):
@@ -284,7 +305,7 @@ def _loop_args(options: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in options.items() if k not in _PROMPT_OPTIONS}
 
 
-def _per_row(value: Any, n: int) -> list[Any]:
+def _per_row(value: _T | Sequence[_T], n: int) -> list[_T]:
     return list(value) if isinstance(value, (list, tuple)) else [value] * n
 
 

@@ -29,11 +29,16 @@ from __future__ import annotations
 import math
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 import fsm
+
+from .sources import LogitsSource, Session
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 NEG_INF = float("-inf")
 
@@ -90,18 +95,20 @@ class _PromptMemory:
 class _View:
     """A source that rewrites each prompt before handing it to ``source`` (generated ids pass unchanged)."""
 
-    source: Any
+    source: LogitsSource
 
-    def _format(self, prompt: list[int], extra: list[int]) -> tuple[list[int], list[int]]:
+    def rewrite(self, prompt: list[int], extra: list[int]) -> tuple[list[int], list[int]]:
+        """(prompt, extra) as this view hands them to its source: ``prompt`` the user's prompt ids,
+        ``extra`` the forced ids the loop appended to it (never rewritten)."""
         raise NotImplementedError
 
     # LogitsSource -----------------------------------------------------------------------------------
     @property
-    def vocabulary(self) -> Any:
+    def vocabulary(self) -> fsm.Vocabulary:
         return self.source.vocabulary
 
     @property
-    def tokenizer(self) -> Any:
+    def tokenizer(self) -> PreTrainedTokenizerBase:
         return self.source.tokenizer
 
     @property
@@ -113,7 +120,7 @@ class _View:
         self._memory.remember(ids)
         return ids
 
-    def prefill(self, prompts: Sequence[Sequence[int]]) -> tuple[Any, torch.Tensor]:
+    def prefill(self, prompts: Sequence[Sequence[int]]) -> tuple[Session, torch.Tensor]:
         root, formats = _resolve(self)
         return root.prefill([_apply_formats(formats, *self._memory.split(p)) for p in prompts])
 
@@ -137,7 +144,7 @@ class Prompted(_View):
 
     def __init__(
         self,
-        source: Any,
+        source: LogitsSource,
         prefix: str | Sequence[int] | None = None,
         *,
         system: str | None = None,
@@ -176,7 +183,7 @@ class Prompted(_View):
         auto_bos = bos is not None and list(source.tokenizer("a")["input_ids"])[:1] == [bos]
         self._drop_bos = bos if auto_bos and ids and ids[0] == bos else None
 
-    def _format(self, prompt: list[int], extra: list[int]) -> tuple[list[int], list[int]]:
+    def rewrite(self, prompt: list[int], extra: list[int]) -> tuple[list[int], list[int]]:
         if self.chat_mode:
             text = self.source.tokenizer.decode(
                 prompt, skip_special_tokens=False, clean_up_tokenization_spaces=False
@@ -200,27 +207,27 @@ class Prompted(_View):
 class _Unconditional(_View):
     """The CFG unconditional branch: the prompt's last token (or a fixed negative prompt), not the prompt."""
 
-    def __init__(self, source: Any, negative_ids: list[int] | None):
+    def __init__(self, source: LogitsSource, negative_ids: list[int] | None):
         self.source = source
         self.negative_ids = negative_ids
         self._memory = _PromptMemory()
 
-    def _format(self, prompt: list[int], extra: list[int]) -> tuple[list[int], list[int]]:
+    def rewrite(self, prompt: list[int], extra: list[int]) -> tuple[list[int], list[int]]:
         return (list(self.negative_ids) if self.negative_ids else prompt[-1:]), extra
 
 
-def _render_chat(source: Any, messages: list[dict], generation_prompt: bool) -> str:
+def _render_chat(source: LogitsSource, messages: list[dict], generation_prompt: bool) -> str:
     tok = source.tokenizer
     if not getattr(tok, "chat_template", None):
         raise GuidanceError(f"Prompted: the tokenizer of {source!r} has no chat template (use a text prefix)")
     return tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=generation_prompt)
 
 
-def _resolve(source: Any) -> tuple[Any, list[Callable]]:
+def _resolve(source: LogitsSource) -> tuple[LogitsSource, list[Callable]]:
     """The innermost source under a chain of views, and the views' formats, outermost first."""
     formats = []
     while isinstance(source, _View):
-        formats.append(source._format)
+        formats.append(source.rewrite)
         source = source.source
     return source, formats
 
@@ -271,14 +278,14 @@ class _Stack:
     """The sessions of a combination's participants. Participants that resolve to the same model object
     share one batch (their formatted prompts stacked), so one forward pass serves all of them."""
 
-    def __init__(self, groups: list[tuple[Any, list[int]]], n_parts: int, n_rows: int):
+    def __init__(self, groups: list[tuple[Session, list[int]]], n_parts: int, n_rows: int):
         self.groups = groups  # (session, participant indices stacked in it, in order)
         self.n_parts = n_parts
         self.n = n_rows
 
     @classmethod
     def open(
-        cls, participants: Sequence[Any], pairs: list[tuple[list[int], list[int]]], fuse: bool
+        cls, participants: Sequence[LogitsSource], pairs: list[tuple[list[int], list[int]]], fuse: bool
     ) -> tuple[_Stack, list[torch.Tensor]]:
         order: dict[int, list[int]] = {}
         roots = []
@@ -327,7 +334,7 @@ class _Combination:
     _needs_rescore = False  # whether sessions must get `rescore` after the mask
     _tracks_ids = False  # whether sessions keep each row's token ids (for a classifier)
 
-    def __init__(self, base: Any, others: dict[str, Any], fuse: bool):
+    def __init__(self, base: LogitsSource, others: dict[str, LogitsSource], fuse: bool):
         self._base = base
         self.fuse = bool(fuse)
         self.vocabulary = base.vocabulary
@@ -339,11 +346,30 @@ class _Combination:
         _check_source(base, "base")
         self._width = width
         self._memory = _PromptMemory()
-        self._participants: list[Any] = [base]
+        self._participants: list[LogitsSource] = [base]
 
     @property
     def device(self) -> torch.device:
         return self._base.device
+
+    @property
+    def needs_rescore(self) -> bool:
+        """Whether this method truncates after the constraint mask (its sessions' ``rescore`` must run).
+
+        >>> DExperts(model, pos, neg, base_top_p=0.9).needs_rescore   # doctest: +SKIP
+        True
+        """
+        return self._needs_rescore
+
+    @property
+    def tracks_ids(self) -> bool:
+        """Whether its sessions keep each row's token ids (a classifier scores the text so far)."""
+        return self._tracks_ids
+
+    @property
+    def width(self) -> int:
+        """The logits columns every participant scores (the shared part of their vocabularies)."""
+        return self._width
 
     def encode(self, text: str) -> list[int]:
         """Token ids of a prompt string, as the base encodes it.
@@ -368,13 +394,16 @@ class _Combination:
         """
         pairs = [self._memory.split(p) for p in prompts]
         stack, parts = _Stack.open(self._participants, pairs, self.fuse)
-        session = GuidedSession(self, stack, pairs)
-        return session, session._combined(parts)
+        return GuidedSession.start(self, stack, pairs, parts)
 
-    def _combine(self, parts: list[torch.Tensor]) -> tuple[torch.Tensor, Any]:
+    def combine(self, parts: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """(combined logits, state for `truncate`) from each participant's logits, in participant order."""
         raise NotImplementedError
 
-    def _rescore(self, logits: torch.Tensor, state: Any, session: GuidedSession) -> torch.Tensor:
+    def truncate(
+        self, logits: torch.Tensor, state: torch.Tensor | None, session: GuidedSession
+    ) -> torch.Tensor:
+        """The method's cut of the masked combined ``logits`` (``-inf`` = removed by the constraint)."""
         return logits
 
 
@@ -389,13 +418,27 @@ class GuidedSession:
     def __init__(self, source: _Combination, stack: _Stack, pairs: list[tuple[list[int], list[int]]]):
         self.source = source
         self.stack = stack
-        self.state: Any = None
+        self.state: torch.Tensor | None = (
+            None  # what the method's `combine` left for its `truncate` (a tensor or None)
+        )
         self.pending = False
         self.ids: list[list[int]] | None = None
         self.starts: list[int] | None = None
-        if source._tracks_ids:
+        if source.tracks_ids:
             self.ids = [p + e for p, e in pairs]
             self.starts = [len(p) for p, _ in pairs]
+
+    @classmethod
+    def start(
+        cls,
+        source: _Combination,
+        stack: _Stack,
+        pairs: list[tuple[list[int], list[int]]],
+        parts: list[torch.Tensor],
+    ) -> tuple[GuidedSession, torch.Tensor]:
+        """A session over freshly prefilled participants, and the combination of their first logits."""
+        session = cls(source, stack, pairs)
+        return session, session._combined(parts)
 
     @property
     def n_rows(self) -> int:
@@ -423,20 +466,20 @@ class GuidedSession:
     def rescore(self, logits: torch.Tensor) -> torch.Tensor:
         """The method's truncation of the masked combined logits (``-inf`` = removed by the constraint)."""
         self.pending = False
-        if not self.source._needs_rescore:
+        if not self.source.needs_rescore:
             return logits
-        return self.source._rescore(logits, self.state, self)
+        return self.source.truncate(logits, self.state, self)
 
     def _combined(self, parts: list[torch.Tensor]) -> torch.Tensor:
-        width, device = self.source._width, self.source.device
+        width, device = self.source.width, self.source.device
         parts = [p[:, :width].to(device) if p.shape[-1] != width or p.device != device else p for p in parts]
-        logits, self.state = self.source._combine(parts)
+        logits, self.state = self.source.combine(parts)
         size = self.source.vocabulary.size
         if logits.shape[-1] < size:  # ids some participant cannot score (never text: checked) are banned
             logits = torch.cat(
                 [logits, logits.new_full((logits.shape[0], size - logits.shape[-1]), NEG_INF)], -1
             )
-        self.pending = self.source._needs_rescore
+        self.pending = self.source.needs_rescore
         return logits
 
     def _check_rescored(self) -> None:
@@ -448,7 +491,7 @@ class GuidedSession:
             )
 
 
-def rescore_masked(session: Any, logits: torch.Tensor) -> torch.Tensor:
+def rescore_masked(session: Session, logits: torch.Tensor) -> torch.Tensor:
     """The generate loop's hook: after the constraint mask, before sampling, let a guidance session
     truncate (nucleus, plausibility head, classifier top-k); other sessions pass through.
 
@@ -458,7 +501,7 @@ def rescore_masked(session: Any, logits: torch.Tensor) -> torch.Tensor:
     return logits if rescore is None else rescore(logits)
 
 
-def _check_source(src: Any, role: str) -> None:
+def _check_source(src: object, role: str) -> None:
     for attr in ("vocabulary", "tokenizer", "prefill", "encode"):
         if not hasattr(src, attr):
             raise GuidanceError(
@@ -523,9 +566,9 @@ class DExperts(_Combination):
 
     def __init__(
         self,
-        base: Any,
-        expert: Any,
-        antiexpert: Any,
+        base: LogitsSource,
+        expert: LogitsSource,
+        antiexpert: LogitsSource,
         alpha: float = 2.0,
         base_top_p: float = 0.9,
         *,
@@ -541,12 +584,12 @@ class DExperts(_Combination):
             self._participants = [base, expert, antiexpert]
         self._needs_rescore = self.base_top_p < 1
 
-    def _combine(self, parts: list[torch.Tensor]) -> tuple[torch.Tensor, Any]:
+    def combine(self, parts: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor | None]:
         base = parts[0]
         z = base if self.alpha == 0 else base + self.alpha * (parts[1] - parts[2])
         return z, base
 
-    def _rescore(self, logits: torch.Tensor, base: torch.Tensor, session: GuidedSession) -> torch.Tensor:
+    def truncate(self, logits: torch.Tensor, base: torch.Tensor, session: GuidedSession) -> torch.Tensor:
         allowed = logits[:, : base.shape[-1]] != NEG_INF
         nucleus = nucleus_filter(base.masked_fill(~allowed, NEG_INF), self.base_top_p)
         cut = torch.ones_like(logits, dtype=torch.bool)
@@ -563,14 +606,22 @@ class ProxyTuning(_Combination):
     >>> ProxyTuning(big_base, Prompted(small_chat, chat=True), small_base, alpha=1.0)   # doctest: +SKIP
     """
 
-    def __init__(self, base: Any, expert: Any, antiexpert: Any, alpha: float = 1.0, *, fuse: bool = True):
+    def __init__(
+        self,
+        base: LogitsSource,
+        expert: LogitsSource,
+        antiexpert: LogitsSource,
+        alpha: float = 1.0,
+        *,
+        fuse: bool = True,
+    ):
         super().__init__(base, {"expert": expert, "antiexpert": antiexpert}, fuse)
         self.expert, self.antiexpert = expert, antiexpert
         self.alpha = _finite("alpha", alpha)
         if self.alpha != 0:
             self._participants = [base, expert, antiexpert]
 
-    def _combine(self, parts: list[torch.Tensor]) -> tuple[torch.Tensor, Any]:
+    def combine(self, parts: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor | None]:
         if self.alpha == 0:
             return parts[0], None
         return parts[0] + self.alpha * (parts[1] - parts[2]), None
@@ -590,7 +641,7 @@ class ClassifierFreeGuidance(_Combination):
 
     def __init__(
         self,
-        model: Any,
+        model: LogitsSource,
         negative_prompt: str | Sequence[int] | None = None,
         scale: float = 1.5,
         *,
@@ -611,7 +662,7 @@ class ClassifierFreeGuidance(_Combination):
         if self.scale != 1:
             self._participants = [model, _Unconditional(model, neg)]
 
-    def _combine(self, parts: list[torch.Tensor]) -> tuple[torch.Tensor, Any]:
+    def combine(self, parts: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor | None]:
         if self.scale == 1:
             return parts[0], None
         cond = torch.log_softmax(parts[0], dim=-1)
@@ -628,7 +679,13 @@ class Contrastive(_Combination):
     """
 
     def __init__(
-        self, expert: Any, amateur: Any, alpha: float = 0.1, beta: float = 1.0, *, fuse: bool = True
+        self,
+        expert: LogitsSource,
+        amateur: LogitsSource,
+        alpha: float = 0.1,
+        beta: float = 1.0,
+        *,
+        fuse: bool = True,
     ):
         super().__init__(expert, {"amateur": amateur}, fuse)
         self.expert, self.amateur = expert, amateur
@@ -640,13 +697,13 @@ class Contrastive(_Combination):
             self._participants = [expert, amateur]
         self._needs_rescore = self.alpha > 0
 
-    def _combine(self, parts: list[torch.Tensor]) -> tuple[torch.Tensor, Any]:
+    def combine(self, parts: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor | None]:
         if self.beta == 0:
             return parts[0], parts[0]
         expert = torch.log_softmax(parts[0], dim=-1)
         return expert - self.beta * torch.log_softmax(parts[1], dim=-1), parts[0]
 
-    def _rescore(self, logits: torch.Tensor, expert: torch.Tensor, session: GuidedSession) -> torch.Tensor:
+    def truncate(self, logits: torch.Tensor, expert: torch.Tensor, session: GuidedSession) -> torch.Tensor:
         w = expert.shape[-1]
         z = expert.masked_fill(logits[:, :w] == NEG_INF, NEG_INF)
         head = z >= z.max(dim=-1, keepdim=True).values + math.log(self.alpha)
@@ -674,13 +731,13 @@ class ClassifierGuidance(_Combination):
 
     def __init__(
         self,
-        model: Any,
-        classifier: Any,
+        model: LogitsSource,
+        classifier: Callable[[list[Any]], Any] | torch.nn.Module,
         weight: float = 1.0,
         top_k: int = 20,
         *,
         label: str | int | None = None,
-        tokenizer: Any = None,
+        tokenizer: PreTrainedTokenizerBase | None = None,
         input: str = "text",
         include_prompt: bool = False,
     ):
@@ -696,10 +753,12 @@ class ClassifierGuidance(_Combination):
         self.classify = _as_classifier(classifier, label, tokenizer, input, model.vocabulary)
         self._needs_rescore = self.weight != 0
 
-    def _combine(self, parts: list[torch.Tensor]) -> tuple[torch.Tensor, Any]:
+    def combine(self, parts: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor | None]:
         return parts[0], None
 
-    def _rescore(self, logits: torch.Tensor, state: Any, session: GuidedSession) -> torch.Tensor:
+    def truncate(
+        self, logits: torch.Tensor, state: torch.Tensor | None, session: GuidedSession
+    ) -> torch.Tensor:
         logp = torch.log_softmax(logits, dim=-1)
         k = min(self.top_k, logits.shape[-1])
         vals, idx = logp.topk(k, dim=-1)
@@ -719,7 +778,11 @@ class ClassifierGuidance(_Combination):
 
 
 def _as_classifier(
-    classifier: Any, label: str | int | None, tokenizer: Any, input: str, vocab: fsm.Vocabulary
+    classifier: Callable[[list[Any]], Any] | torch.nn.Module,
+    label: str | int | None,
+    tokenizer: PreTrainedTokenizerBase | None,
+    input: str,
+    vocab: fsm.Vocabulary,
 ) -> Callable[[list[list[int]]], torch.Tensor]:
     """A function from token-id sequences to a float tensor of log P(attr | sequence)."""
     config = getattr(classifier, "config", None)
@@ -746,7 +809,10 @@ def _as_classifier(
 
 
 def _hf_classifier(
-    model: Any, label: str | int | None, tokenizer: Any, vocab: fsm.Vocabulary
+    model: torch.nn.Module,
+    label: str | int | None,
+    tokenizer: PreTrainedTokenizerBase | None,
+    vocab: fsm.Vocabulary,
 ) -> Callable[[list[list[int]]], torch.Tensor]:
     config = model.config
     if label is None:

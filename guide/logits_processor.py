@@ -9,14 +9,18 @@ newest token. This is correct under batching, sampling, beam search and padding 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 import torch
 from transformers import LogitsProcessor as _HFLogitsProcessor
 
 import fsm
 
+from .constraints import CompiledConstraint, Constraint, TokenMatcher
 from .masks import MaskBuffer
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 _DONE = "done"  # a row that already emitted EOS: HF pads it, nothing to enforce
 
@@ -32,18 +36,23 @@ class LogitsProcessor(_HFLogitsProcessor):
     >>> out = hf_model.generate(**enc, logits_processor=[proc], max_new_tokens=5)   # doctest: +SKIP
     """
 
-    def __init__(self, constraint: Any, tokenizer: Any, eos_token_ids: Sequence[int] | None = None):
+    def __init__(
+        self,
+        constraint: Constraint | list[Constraint],
+        tokenizer: PreTrainedTokenizerBase,
+        eos_token_ids: Sequence[int] | None = None,
+    ):
         if constraint is None:
             raise ValueError("LogitsProcessor needs a constraint (an fsm spec or a compiled index)")
         self.constraint = constraint
         self.tokenizer = tokenizer
         self.eos_token_ids = list(eos_token_ids or [])
         self._width: int | None = None
-        self._indexes: list[Any] | None = None
+        self._indexes: list[CompiledConstraint | None] | None = None
         self._prompt_len = 0
         self._last_len = -1
         self._batch = 0
-        self._states: dict[tuple, Any] = {}
+        self._states: dict[tuple, TokenMatcher | str] = {}
         self._masks: MaskBuffer | None = None
         self._prompt = torch.zeros((0, 0), dtype=torch.long)
 
@@ -58,7 +67,7 @@ class LogitsProcessor(_HFLogitsProcessor):
         per_item = max(1, n_rows // len(self._indexes))
         suffixes = input_ids[:, self._prompt_len :].tolist()
         eos = self._eos
-        states: dict[tuple, Any] = {}
+        states: dict[tuple, TokenMatcher | str] = {}
         rows, matchers = [], []
         for r, suffix in enumerate(suffixes):
             item = min(r // per_item, len(self._indexes) - 1)
@@ -86,7 +95,7 @@ class LogitsProcessor(_HFLogitsProcessor):
             self._width = width
             vocab = None
             items = self.constraint if isinstance(self.constraint, list) else [self.constraint]
-            cache: dict[int, Any] = {}
+            cache: dict[int, CompiledConstraint] = {}
             indexes = []
             for c in items:
                 if c is None:
@@ -119,7 +128,7 @@ class LogitsProcessor(_HFLogitsProcessor):
             )
         self._masks = None
 
-    def _state_for(self, key: tuple, eos: frozenset) -> Any:
+    def _state_for(self, key: tuple, eos: frozenset) -> TokenMatcher | str:
         item, suffix = key[0], key[1:]
         if not suffix:
             return self._indexes[item].matcher()
@@ -144,7 +153,7 @@ class LogitsProcessor(_HFLogitsProcessor):
             ) from None
         return m
 
-    def _apply(self, scores: torch.Tensor, rows: list[int], matchers: list[Any]) -> None:
+    def _apply(self, scores: torch.Tensor, rows: list[int], matchers: list[TokenMatcher]) -> None:
         width = scores.shape[-1]
         if self._masks is None or self._masks.capacity < len(rows) or self._masks.device != scores.device:
             self._masks = MaskBuffer(width, scores.device, scores.shape[0])

@@ -9,10 +9,13 @@ dense mask is built on the host for a GPU, and rows without a constraint are nev
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
+
+if TYPE_CHECKING:
+    from .constraints import TokenMatcher
 
 NEG_INF = float("-inf")
 _NEG_INF_BITS = np.array(np.float32(NEG_INF)).view(np.int32)  # 0xFF800000
@@ -43,7 +46,7 @@ class MaskBuffer:
             self._dev = torch.empty((self.capacity, self.words), dtype=torch.int32, device=self.device)
             self._shifts = torch.arange(32, dtype=torch.int32, device=self.device)
 
-    def apply(self, logits: torch.Tensor, rows: Sequence[int], matchers: Sequence[Any]) -> None:
+    def apply(self, logits: torch.Tensor, rows: Sequence[int], matchers: Sequence[TokenMatcher]) -> None:
         """Mask ``logits[rows[i]]`` to what ``matchers[i]`` allows, in place.
 
         >>> buf.apply(logits, rows=[0, 2], matchers=[m0, m2])   # doctest: +SKIP

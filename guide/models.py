@@ -11,7 +11,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import torch
 import torch.nn.functional as F
@@ -19,6 +19,9 @@ import torch.nn.functional as F
 import fsm
 
 from .sources import ModelSession
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 # Packing doubles the memory of the linear weights (the HF copy stays for state_dict/save_pretrained),
 # so it is only automatic below this many bytes of linear weights.
@@ -34,8 +37,8 @@ class Model:
     (49152, 'cpu')
     """
 
-    hf: Any
-    tokenizer: Any
+    hf: PreTrainedModel
+    tokenizer: PreTrainedTokenizerBase
     vocabulary: fsm.Vocabulary
     name: str = ""
     packed: bool = False
@@ -53,8 +56,24 @@ class Model:
     def eos_token_ids(self) -> tuple[int, ...]:
         return self.vocabulary.eos_token_ids
 
+    @property
+    def pad_token_id(self) -> int:
+        """The id that left-pads shorter prompts in a batch (the tokenizer's pad token, else the first EOS).
+
+        >>> model.pad_token_id   # doctest: +SKIP
+        2
+        """
+        return self._pad_id
+
     @classmethod
-    def from_hf(cls, hf: Any, tokenizer: Any, *, pack_weights: bool | None = None, name: str = "") -> Model:
+    def from_hf(
+        cls,
+        hf: PreTrainedModel,
+        tokenizer: PreTrainedTokenizerBase,
+        *,
+        pack_weights: bool | None = None,
+        name: str = "",
+    ) -> Model:
         """Wrap an already loaded HF causal LM and its tokenizer (vocabularies are checked).
 
         >>> model = Model.from_hf(AutoModelForCausalLM.from_pretrained(d), AutoTokenizer.from_pretrained(d))  # doctest: +SKIP
@@ -70,7 +89,7 @@ class Model:
             hf,
             tokenizer,
             vocab,
-            name=name or str(getattr(hf.config, "_name_or_path", "")),
+            name=name or str(getattr(hf.config, "name_or_path", "")),
             packed=packed,
             _pad_id=int(pad),
         )
@@ -168,7 +187,7 @@ def load(
     return Model.from_hf(hf.to(device), tokenizer, pack_weights=pack_weights, name=str(path))
 
 
-def model_vocabulary(hf: Any, tokenizer: Any) -> fsm.Vocabulary:
+def model_vocabulary(hf: PreTrainedModel, tokenizer: PreTrainedTokenizerBase) -> fsm.Vocabulary:
     """The `fsm.Vocabulary` of a tokenizer sized to the model's logits width, after checking they match.
 
     EOS ids are the tokenizer's plus the generation config's (chat models often end turns with another id).
@@ -206,12 +225,14 @@ class _PackedLinear(torch.nn.Linear):
     Installed by swapping ``__class__`` so parameters, hooks and ``state_dict`` stay untouched.
     """
 
-    _guide_packed: torch.Tensor
+    guide_packed_weight: torch.Tensor
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if (torch.is_grad_enabled() and self.weight.requires_grad) or x.dtype != self._guide_packed.dtype:
+        if (
+            torch.is_grad_enabled() and self.weight.requires_grad
+        ) or x.dtype != self.guide_packed_weight.dtype:
             return F.linear(x, self.weight, self.bias)
-        return torch.ops.mkldnn._linear_pointwise(x, self._guide_packed, self.bias, "none", [], "")
+        return torch.ops.mkldnn._linear_pointwise(x, self.guide_packed_weight, self.bias, "none", [], "")
 
 
 def pack_linear_weights(hf: torch.nn.Module, batch_hint: int = 8) -> bool:
@@ -240,7 +261,7 @@ def pack_linear_weights(hf: torch.nn.Module, batch_hint: int = 8) -> bool:
             if not torch.allclose(got, want, rtol=tol, atol=tol * float(want.abs().max().clamp(min=1))):
                 return False
             for m in linears:
-                m._guide_packed = reorder(m.weight.detach(), batch_hint)
+                m.guide_packed_weight = reorder(m.weight.detach(), batch_hint)
                 m.__class__ = _PackedLinear
     except (RuntimeError, NotImplementedError):
         for m in linears:

@@ -120,7 +120,7 @@ class OutputType:
     json: bool = False
 
 
-def output_type(tp: Any, whitespace: Any = None) -> OutputType:
+def output_type(tp: Any, whitespace: str | int | None = None) -> OutputType:
     """Turn a Python type, schema or spec into an `OutputType` (see the module docstring).
 
     ``whitespace`` is passed to `fsm.JsonSchema` for JSON outputs (None keeps its default policy).
@@ -208,7 +208,7 @@ def _enum(cls: type[enum.Enum]) -> OutputType:
     return OutputType(fsm.Choice(texts), by_text.__getitem__, cls.__name__)
 
 
-def _json_schema_spec(schema: Any, whitespace: Any) -> Any:
+def _json_schema_spec(schema: Any, whitespace: str | int | None) -> Any:
     try:
         JsonSchema = fsm.JsonSchema
     except (AttributeError, ImportError) as exc:
@@ -216,12 +216,12 @@ def _json_schema_spec(schema: Any, whitespace: Any) -> Any:
     return JsonSchema(schema) if whitespace is None else JsonSchema(schema, whitespace=whitespace)
 
 
-def _pydantic_model(cls: type, whitespace: Any) -> OutputType:
+def _pydantic_model(cls: type, whitespace: str | int | None) -> OutputType:
     spec = _json_schema_spec(cls, whitespace)
     return OutputType(spec, cls.model_validate_json, cls.__name__, json=True)
 
 
-def _schema(schema: dict | str, whitespace: Any) -> OutputType:
+def _schema(schema: dict | str, whitespace: str | int | None) -> OutputType:
     if isinstance(schema, str):
         try:
             schema = json.loads(schema)
@@ -256,7 +256,7 @@ def _schema_parser(schema: dict) -> Callable[[str], Any]:
     return parse
 
 
-def _type_adapter(tp: Any, whitespace: Any) -> OutputType:
+def _type_adapter(tp: Any, whitespace: str | int | None) -> OutputType:
     """Any other type pydantic can describe (list[...], dict[str, ...], Union, dataclass, TypedDict…)."""
     try:
         from pydantic import TypeAdapter

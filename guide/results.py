@@ -90,7 +90,7 @@ class Result:
     text: str
     finish_reason: str
     token_ids: list[int] = field(default_factory=list)
-    prompt: Any = None
+    prompt: str | list[int] | None = None
     error: GenerationError | None = None
 
     @property
