@@ -6,12 +6,6 @@
 'red'
 """
 
-from .generate import Completion, generate, stream
-from .logits_processor import LogitsProcessor
-from .models import Model, load
-from .sampling import InvalidLogitsError, SamplingError
-from .sources import LogitsSource, Session
-
 # The user API (Generator, output types, decorators): see guide/api.py.
 from .api import (
     Choice,
@@ -26,6 +20,7 @@ from .api import (
     function,
     structured,
 )
+from .generate import Completion, generate, stream
 
 # Guidance sources (DExperts, proxy-tuning, CFG, FUDGE, contrastive): see guide/guidance.py.
 from .guidance import (
@@ -38,3 +33,39 @@ from .guidance import (
     ProxyTuning,
     VocabularyMismatch,
 )
+from .logits_processor import LogitsProcessor
+from .models import Model, load
+from .sampling import InvalidLogitsError, SamplingError
+from .sources import LogitsSource, Session
+
+__all__ = [
+    "Choice",
+    "ClassifierFreeGuidance",
+    "ClassifierGuidance",
+    "Completion",
+    "Contrastive",
+    "DExperts",
+    "GenerationError",
+    "Generator",
+    "Grammar",
+    "GuidanceError",
+    "InvalidLogitsError",
+    "InvalidOutput",
+    "LogitsProcessor",
+    "LogitsSource",
+    "Model",
+    "OutputTypeError",
+    "Prompted",
+    "ProxyTuning",
+    "Regex",
+    "Result",
+    "SamplingError",
+    "Session",
+    "Truncated",
+    "VocabularyMismatch",
+    "function",
+    "generate",
+    "load",
+    "stream",
+    "structured",
+]

@@ -185,7 +185,7 @@ def _version() -> str:
         from importlib.metadata import version
 
         return version("guide-fsm")
-    except Exception:  # noqa: BLE001 - not installed as a distribution (a source checkout)
+    except Exception:  # deliberately broad: not installed as a distribution (a source checkout)
         return "dev"
 
 
@@ -248,7 +248,9 @@ def _import_model(ref: str) -> type:
             module = importlib.import_module(module_name)
     except CliError:
         raise
-    except Exception as exc:  # noqa: BLE001 - ImportError, or any error raised while the user's module runs
+    except (
+        Exception
+    ) as exc:  # deliberately broad: ImportError, or any error raised while the user's module runs
         raise CliError(f"could not import {module_name!r}: {type(exc).__name__}: {exc}") from None
     cls = getattr(module, attr, None)
     if cls is None:
@@ -379,7 +381,7 @@ def with_spinner(fn: Callable[[], Any], desc: str, quiet: bool) -> Any:
     def run():
         try:
             box["value"] = fn()
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+        except BaseException as exc:  # deliberately broad: re-raised in the caller's thread
             box["error"] = exc
 
     thread = threading.Thread(target=run, daemon=True)
@@ -473,7 +475,7 @@ def _run_batch(gen: Generator, rows: list[dict[str, Any]], args: argparse.Namesp
         [r["prompt"] for r in rows], errors="return", batch_size=args.batch_size, progress=not args.quiet
     )
     failed = 0
-    for row, result in zip(rows, gen.last):
+    for row, result in zip(rows, gen.last, strict=True):
         line = dict(row)
         if result.error is None:
             line["output"] = to_jsonable(result.value)
@@ -523,7 +525,7 @@ def main(argv: list[str] | None = None) -> int:
         return _fail("interrupted", 130)
     except BrokenPipeError:  # e.g. piped into `head`
         return EXIT_OK
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # deliberately broad: the CLI boundary turns any error into an exit code
         return _classify(exc)
 
 

@@ -180,7 +180,7 @@ def _function_decorator(
             raise TypeError(f"@guide.function: {name} needs a docstring: it is the prompt template")
         try:
             hints = typing.get_type_hints(fn, localns=caller_locals, include_extras=True)
-        except Exception as exc:  # noqa: BLE001 - an annotation naming something that does not exist
+        except Exception as exc:  # deliberately broad: an annotation naming something that does not exist
             raise TypeError(f"@guide.function: cannot read the annotations of {name}: {exc}") from None
         if "return" not in hints:
             raise TypeError(f"@guide.function: {name} needs a return annotation: it is the output type")

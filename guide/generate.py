@@ -409,7 +409,9 @@ class _Runner:
             try:  # forced bytes may start inside a character the model already began
                 text = forced[:cut].decode("utf-8")
                 ids = list(self.source.tokenizer.encode(text, add_special_tokens=False))
-            except Exception:  # noqa: BLE001 - not text, or a tokenizer that cannot encode it: use the matcher path
+            except (
+                Exception
+            ):  # deliberately broad: not text, or a tokenizer that cannot encode it: use the matcher path
                 ids = None
             if ids is not None and self.vocab.decode(ids) != forced[:cut]:
                 ids = None  # e.g. a SentencePiece dummy prefix: not the forced bytes

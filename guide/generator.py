@@ -216,7 +216,9 @@ class Generator:
                 chunk = slice(start, min(n, start + size))
                 args = _loop_args(_rows(options, n, chunk))
                 done = generate(self.source, sent[chunk], self.index, **args)
-                for c, s, m in zip(done, sent[chunk], _per_row(options["max_new_tokens"], n)[chunk]):
+                for c, s, m in zip(
+                    done, sent[chunk], _per_row(options["max_new_tokens"], n)[chunk], strict=True
+                ):
                     results.append(self._result(c, s, m))
                 if bar is not None:
                     bar.update(len(done))
@@ -267,7 +269,9 @@ class Generator:
             return result
         try:
             result.value = self.kind.parse(c.text)
-        except Exception as exc:  # noqa: BLE001 - parsers raise ValueError, pydantic/jsonschema errors, KeyError…
+        except (
+            Exception
+        ) as exc:  # deliberately broad: parsers raise ValueError, pydantic/jsonschema errors, KeyError…
             result.error = InvalidOutput(c.text, c.finish_reason, c.token_ids, self.kind.name, exc)
         return result
 

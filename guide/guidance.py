@@ -438,7 +438,7 @@ class GuidedSession:
     ) -> tuple[GuidedSession, torch.Tensor]:
         """A session over freshly prefilled participants, and the combination of their first logits."""
         session = cls(source, stack, pairs)
-        return session, session._combined(parts)
+        return session, session.combine_parts(parts)
 
     @property
     def n_rows(self) -> int:
@@ -450,9 +450,9 @@ class GuidedSession:
         if self.ids is not None:
             rows = tokens.tolist()
             lens = lengths.tolist() if lengths is not None else [tokens.shape[1]] * len(rows)
-            for r, (toks, k) in enumerate(zip(rows, lens)):
+            for r, (toks, k) in enumerate(zip(rows, lens, strict=True)):
                 self.ids[r].extend(toks[:k])
-        return self._combined(parts)
+        return self.combine_parts(parts)
 
     def keep(self, rows: torch.Tensor) -> None:
         self._check_rescored()
@@ -470,7 +470,8 @@ class GuidedSession:
             return logits
         return self.source.truncate(logits, self.state, self)
 
-    def _combined(self, parts: list[torch.Tensor]) -> torch.Tensor:
+    def combine_parts(self, parts: list[torch.Tensor]) -> torch.Tensor:
+        """The combined logits of one step from each participant's (marks ``rescore`` as due if needed)."""
         width, device = self.source.width, self.source.device
         parts = [p[:, :width].to(device) if p.shape[-1] != width or p.device != device else p for p in parts]
         logits, self.state = self.source.combine(parts)
@@ -765,8 +766,14 @@ class ClassifierGuidance(_Combination):
         valid = vals != NEG_INF
         cand_rows, cand_cols = valid.nonzero(as_tuple=True)
         assert session.ids is not None and session.starts is not None
-        heads = [ids if self.include_prompt else ids[s:] for ids, s in zip(session.ids, session.starts)]
-        seqs = [heads[r] + [t] for r, t in zip(cand_rows.tolist(), idx[cand_rows, cand_cols].tolist())]
+        heads = [
+            ids if self.include_prompt else ids[s:]
+            for ids, s in zip(session.ids, session.starts, strict=True)
+        ]
+        seqs = [
+            heads[r] + [t]
+            for r, t in zip(cand_rows.tolist(), idx[cand_rows, cand_cols].tolist(), strict=True)
+        ]
         scores = self.classify(seqs).to(logits.device)
         if scores.shape != (len(seqs),):
             raise GuidanceError(f"the classifier returned shape {tuple(scores.shape)} for {len(seqs)} inputs")

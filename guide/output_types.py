@@ -182,7 +182,7 @@ def _literal(values: tuple) -> OutputType:
     texts = [v if isinstance(v, str) else json.dumps(_plain(v)) for v in values]
     if len(set(texts)) < len(texts):  # e.g. Literal["1", 1]: tell them apart by JSON encoding
         texts = [json.dumps(_plain(v)) for v in values]
-    by_text = dict(zip(texts, values))
+    by_text = dict(zip(texts, values, strict=True))
     name = f"Literal[{', '.join(repr(v) for v in values)}]"
     return OutputType(fsm.Choice(texts), by_text.__getitem__, name)
 
@@ -204,7 +204,7 @@ def _enum(cls: type[enum.Enum]) -> OutputType:
         members
     )
     texts = [m.value if use_values else m.name for m in members]
-    by_text = dict(zip(texts, members))
+    by_text = dict(zip(texts, members, strict=True))
     return OutputType(fsm.Choice(texts), by_text.__getitem__, cls.__name__)
 
 
@@ -263,7 +263,9 @@ def _type_adapter(tp: Any, whitespace: str | int | None) -> OutputType:
 
         adapter = TypeAdapter(tp)
         schema = adapter.json_schema()
-    except Exception as exc:  # noqa: BLE001 - pydantic raises several unrelated classes for unsupported types
+    except (
+        Exception
+    ) as exc:  # deliberately broad: pydantic raises several unrelated classes for unsupported types
         raise OutputTypeError(
             f"cannot use {describe(tp)} as an output type: {exc}. Use a pydantic model, a JSON-schema dict, "
             "guide.Regex, guide.Grammar, Literal[...], an Enum, int, float, bool, str, or a typed "

@@ -202,13 +202,13 @@ class Sampler:
         self.min_p = torch.tensor([p.min_p for p in params], **f32)
         self.typical_p = torch.tensor([p.typical_p for p in params], **f32)
         self.mirostat = torch.tensor(
-            [p.mirostat_tau is not None and t > 0 for p, t in zip(params, temps)], device=device
+            [p.mirostat_tau is not None and t > 0 for p, t in zip(params, temps, strict=True)], device=device
         )
         self.tau = torch.tensor([p.mirostat_tau or 0.0 for p in params], **f32)
         self.eta = torch.tensor([p.mirostat_eta for p in params], **f32)
         self.mu = 2 * self.tau
         self.generators: list[torch.Generator | None] = []
-        for p, s, t in zip(params, seeds, temps):
+        for s, t in zip(seeds, temps, strict=True):
             if t == 0:
                 self.generators.append(None)
                 continue
