@@ -154,7 +154,7 @@ class Bench:
 
     def hf_run(self, hf_model: Any, enc: Any, **kw: Any) -> int:
         with torch.inference_mode():
-            out = hf_model.generate(**enc, do_sample=False, pad_token_id=self.model._pad_id, **kw)
+            out = hf_model.generate(**enc, do_sample=False, pad_token_id=self.model.pad_token_id, **kw)
         return hf_tokens(out, enc["input_ids"].shape[1], self.eos)
 
     def ours_run(self, prompts: list[str], **kw: Any) -> int:

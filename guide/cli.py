@@ -27,7 +27,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 if TYPE_CHECKING:
     from .generator import Generator
@@ -36,6 +36,8 @@ if TYPE_CHECKING:
 
 EXIT_OK, EXIT_OUTPUT, EXIT_USAGE, EXIT_SPEC, EXIT_MODEL, EXIT_INTERNAL = 0, 1, 2, 3, 4, 70
 SPINNER_AFTER_S = 1.0
+
+_T = TypeVar("_T")
 
 
 class CliError(Exception):
@@ -285,7 +287,7 @@ def _grammar(ref: str | None, start: str) -> Grammar:
     raise CliError(f"{ref!r} is neither a grammar file nor a built-in grammar (built-in: {known})")
 
 
-def _precheck(tp: Any) -> None:
+def _precheck(tp: object) -> None:
     """Fail on a bad regex before paying for the model load."""
     import fsm
 
@@ -370,7 +372,7 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
     return opts
 
 
-def with_spinner(fn: Callable[[], Any], desc: str, quiet: bool) -> Any:
+def with_spinner(fn: Callable[[], _T], desc: str, quiet: bool) -> _T:
     """Run ``fn``; if it takes longer than a second, show a tqdm bar with the elapsed time meanwhile.
 
     >>> with_spinner(lambda: 42, "compiling", quiet=True)
