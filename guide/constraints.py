@@ -12,12 +12,12 @@ True
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, TypeAlias, runtime_checkable
+
+import fsm
 
 if TYPE_CHECKING:
     import numpy as np
-
-    import fsm
 
 
 @runtime_checkable
@@ -50,5 +50,4 @@ class CompiledConstraint(Protocol):
 
 
 # An fsm spec (``fsm.Regex``, ``fsm.JsonSchema``…, compiled by the loop) or an already compiled index.
-# TODO(fsm.Spec): narrow `Any` to ``fsm.Spec | CompiledConstraint`` once fsm exports its spec protocol.
-Constraint = Any
+Constraint: TypeAlias = fsm.Spec | CompiledConstraint | None
