@@ -4,37 +4,20 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..automata import EMPTY, NEVER, Members, Node, Val, lit, opt, rep, seq
 from ..errors import SchemaError
 from .context import Context, Loc
 from .keywords import count
 from .values import finite_values
 
+_CONTAINS_KW = ("contains", "minContains", "maxContains")
+
 
 def array_language(t: Context, schemas: list[Loc], depth: int) -> Node:
-    prefixes: list[list[Loc]] = []
-    rests: list[Loc | None] = []
-    for f in schemas:
-        s = f.schema
-        prefix: list[Loc] = []
-        rest: Loc | None = None
-        items = s.get("items")
-        if "prefixItems" in s:
-            if not isinstance(s["prefixItems"], list):
-                raise SchemaError(f"prefixItems at {f.ptr or '/'} must be an array")
-            prefix = [f.at("prefixItems", i) for i in range(len(s["prefixItems"]))]
-        if isinstance(items, list):
-            prefix = [f.at("items", i) for i in range(len(items))]
-            if "additionalItems" in s:
-                rest = f.at("additionalItems")
-        elif items is not None:
-            rest = f.at("items")
-        if rest is None and s.get("unevaluatedItems") is False:
-            rest = Loc(False, f.ptr + "/unevaluatedItems", f.base)
-        elif "unevaluatedItems" in s and s["unevaluatedItems"] not in (False, True):
-            t.unsupported("unevaluatedItems", f, "only false is enforced")
-        prefixes.append(prefix)
-        rests.append(rest)
+    """The arrays valid against every schema in ``schemas`` (already flattened)."""
+    prefixes, rests = _item_locs(t, schemas)
     min_i = max(
         [count(f.schema["minItems"], "minItems", f) for f in schemas if "minItems" in f.schema] or [0]
     )
@@ -64,11 +47,7 @@ def array_language(t: Context, schemas: list[Loc], depth: int) -> Node:
     if contains:
         return _contains_array(t, schemas, contains, prefixes, rest_locs, min_i, max_i, depth)
 
-    sep = lit(t.layout.sep(depth))
-    elems: list[Node] = []
-    for i in range(n):
-        node = t.value(locs_at(i), depth + 1)
-        elems.append(node)
+    elems = [t.value(locs_at(i), depth + 1) for i in range(n)]
     # rest elements beyond the prefix
     k_hi = None if max_i is None else max_i - n
     if rest_allowed and (k_hi is None or k_hi > 0):
@@ -79,28 +58,58 @@ def array_language(t: Context, schemas: list[Loc], depth: int) -> Node:
         k_hi = 0
     if n < min_i and rest == NEVER:
         return NEVER
-
-    def build(min_count: int) -> tuple[Node, bool]:
-        """Elements with at least ``min_count`` of them (>= 1): the body, and whether it can be empty."""
-        lo_rest = max(0, min_count - n)
-        if rest == NEVER:
-            tail = EMPTY if lo_rest == 0 else NEVER
-        elif n == 0:
-            hi1 = None if k_hi is None else k_hi - 1
-            tail = seq(rest, rep(seq(sep, rest), max(lo_rest - 1, 0), hi1))
-            if lo_rest == 0:
-                tail = opt(tail)
-        else:
-            tail = rep(seq(sep, rest), lo_rest, k_hi)
-        node = tail
-        for i in range(n - 1, -1, -1):
-            node = seq(sep if i > 0 else EMPTY, elems[i], node)
-            if i >= min_count:
-                node = opt(node)
-        return node, False
-
-    body, _ = build(max(min_i, 1))
+    body = _elements(elems, rest, k_hi, lit(t.layout.sep(depth)), max(min_i, 1))
     return t.layout.container("[", "]", body, min_i == 0, depth)
+
+
+def _item_locs(t: Context, schemas: list[Loc]) -> tuple[list[list[Loc]], list[Loc | None]]:
+    """Per schema: the prefix item schemas, and the schema of the items after them (None: any)."""
+    prefixes: list[list[Loc]] = []
+    rests: list[Loc | None] = []
+    for f in schemas:
+        s = f.schema
+        prefix: list[Loc] = []
+        rest: Loc | None = None
+        items = s.get("items")
+        if "prefixItems" in s:
+            if not isinstance(s["prefixItems"], list):
+                raise SchemaError(f"prefixItems at {f.ptr or '/'} must be an array")
+            prefix = [f.at("prefixItems", i) for i in range(len(s["prefixItems"]))]
+        if isinstance(items, list):
+            prefix = [f.at("items", i) for i in range(len(items))]
+            if "additionalItems" in s:
+                rest = f.at("additionalItems")
+        elif items is not None:
+            rest = f.at("items")
+        if rest is None and s.get("unevaluatedItems") is False:
+            rest = Loc(False, f.ptr + "/unevaluatedItems", f.base)
+        elif "unevaluatedItems" in s and s["unevaluatedItems"] not in (False, True):
+            t.unsupported("unevaluatedItems", f, "only false is enforced")
+        prefixes.append(prefix)
+        rests.append(rest)
+    return prefixes, rests
+
+
+def _elements(elems: list[Node], rest: Node, k_hi: int | None, sep: Node, min_count: int) -> Node:
+    """The prefix ``elems`` then at most ``k_hi`` ``rest`` items, ``sep``-separated, at least
+    ``min_count`` (>= 1) items in all."""
+    n = len(elems)
+    lo_rest = max(0, min_count - n)
+    if rest == NEVER:
+        tail = EMPTY if lo_rest == 0 else NEVER
+    elif n == 0:
+        hi1 = None if k_hi is None else k_hi - 1
+        tail = seq(rest, rep(seq(sep, rest), max(lo_rest - 1, 0), hi1))
+        if lo_rest == 0:
+            tail = opt(tail)
+    else:
+        tail = rep(seq(sep, rest), lo_rest, k_hi)
+    node = tail
+    for i in range(n - 1, -1, -1):
+        node = seq(sep if i > 0 else EMPTY, elems[i], node)
+        if i >= min_count:
+            node = opt(node)
+    return node
 
 
 def _unique_array(t: Context, schemas, prefixes, rest_locs, min_i, max_i, depth) -> Node:
@@ -110,7 +119,7 @@ def _unique_array(t: Context, schemas, prefixes, rest_locs, min_i, max_i, depth)
         t.unsupported("uniqueItems", loc, "enforced only for items drawn from a finite set (enum/const)")
         return array_language(
             t,
-            [Loc({k: v for k, v in f.schema.items() if k != "uniqueItems"}, f.ptr, f.base) for f in schemas],
+            [replace(f, schema={k: v for k, v in f.schema.items() if k != "uniqueItems"}) for f in schemas],
             depth,
         )
     values = finite_values(t, rest_locs)
@@ -118,7 +127,7 @@ def _unique_array(t: Context, schemas, prefixes, rest_locs, min_i, max_i, depth)
         t.unsupported("uniqueItems", loc, "enforced only for items drawn from a finite set (enum/const)")
         return array_language(
             t,
-            [Loc({k: v for k, v in f.schema.items() if k != "uniqueItems"}, f.ptr, f.base) for f in schemas],
+            [replace(f, schema={k: v for k, v in f.schema.items() if k != "uniqueItems"}) for f in schemas],
             depth,
         )
     items = tuple((lit(t.layout.dump(v, depth + 1)), 0, 1) for v in values)
@@ -140,15 +149,7 @@ def _contains_array(t: Context, schemas, contains, prefixes, rest_locs, min_i, m
         return array_language(
             t,
             [
-                Loc(
-                    {
-                        k: v
-                        for k, v in f.schema.items()
-                        if k not in ("contains", "minContains", "maxContains")
-                    },
-                    f.ptr,
-                    f.base,
-                )
+                replace(f, schema={k: v for k, v in f.schema.items() if k not in _CONTAINS_KW})
                 for f in schemas
             ],
             depth,

@@ -10,6 +10,8 @@ use, so they need not import `translator` (which imports them).
 
 from __future__ import annotations
 
+import json
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -17,13 +19,42 @@ from ..automata import Budget, Node
 from .layout import Layout
 
 
+@dataclass(frozen=True, eq=False)
+class Excluded:
+    """What a ``not`` excludes where no positive JSON Schema keyword says it: the strings a string
+    schema accepts, or a list of values.
+
+    `negation` puts it where a subschema goes (alone, or inside the ``anyOf``/``allOf`` it builds);
+    `Translator.flattened` turns it into a conjunct ``Loc(positive(), ..., excluded=self)``, and the
+    string and value translations read the field. Validators see only `positive`.
+    """
+
+    strings: dict | None = None  # a string schema (pattern/minLength/maxLength): its strings excluded
+    values: list | None = None  # these values excluded
+
+    def positive(self) -> dict:
+        """The keywords a validator checks for this conjunct (a fresh dict: memo keys are its id)."""
+        return {"type": "string"} if self.strings is not None else {}
+
+    @property
+    def keyword(self) -> str:
+        """The name error messages give this conjunct (the synthetic keyword it once travelled as)."""
+        return "x-fsm-not-string" if self.strings is not None else "x-fsm-not-enum"
+
+    def __str__(self) -> str:
+        # its canonical text: equal exclusions are one conjunct (`Translator` dedups by it)
+        return json.dumps([self.strings, self.values], sort_keys=True, ensure_ascii=False, default=str)
+
+
 @dataclass(frozen=True)
 class Loc:
-    """A subschema with where it sits (JSON pointer) and the base URI its refs resolve against."""
+    """A subschema with where it sits (JSON pointer) and the base URI its refs resolve against;
+    ``excluded``, on a conjunct of a flattened schema only, is what a ``not`` there excludes."""
 
     schema: Any
     ptr: str
     base: str
+    excluded: Excluded | None = None
 
     def at(self, *keys) -> Loc:
         sub, ptr = self.schema, self.ptr
@@ -60,8 +91,12 @@ class Context(Protocol):
         """The subschema ``ref`` points to and a key naming it."""
         ...
 
-    def flatten(self, loc: Loc, out: list[Loc], seen: set) -> int:
-        """Expand ``$ref`` and ``allOf`` of ``loc`` into ``out``."""
+    def flattened(self, locs: list[Loc]) -> AbstractContextManager[list[Loc]]:
+        """A context manager: the conjuncts of ``locs``, their $refs on the expansion stack inside."""
+        ...
+
+    def conjuncts(self, locs: list[Loc]) -> list[Loc]:
+        """The conjuncts of ``locs`` (their $refs off the expansion stack again)."""
         ...
 
     def budget(self) -> Budget:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .context import Context, Loc
+from .context import Context, Excluded, Loc
 from .keywords import STRING_KW, TYPES, trivial
 
 NO_NEGATION = object()  # a `not` subschema without an exact positive equivalent here
@@ -63,7 +63,7 @@ def negation(t: Context, s: Any, loc: Loc, depth: int) -> Any:
     # complement of a subset would let through strings that are valid, so must be rejected)
     if keys and keys <= STRING_KW | {"type"} and keys != {"type"} and s.get("type", "string") == "string":
         other = [t for t in TYPES if t != "string"]
-        strings = {"type": "string", "x-fsm-not-string": {k: v for k, v in s.items() if k != "type"}}
+        strings = Excluded(strings={k: v for k, v in s.items() if k != "type"})
         return {"anyOf": [{"type": other}, strings]} if "type" in s else strings
     plain = set(s) - {"title", "description", "$comment"}
     if plain == {"type"}:
@@ -76,5 +76,5 @@ def negation(t: Context, s: Any, loc: Loc, depth: int) -> Any:
     if plain in ({"enum"}, {"const"}):
         values = s["enum"] if "enum" in s else [s["const"]]
         if isinstance(values, list):
-            return {"x-fsm-not-enum": values}
+            return Excluded(values=values)
     return NO_NEGATION

@@ -17,25 +17,8 @@ from .strings import key_language
 
 
 def object_language(t: Context, schemas: list[Loc], depth: int) -> Node:
-    names: list[str] = []
-    required: set[str] = set()
-    for f in schemas:
-        props = f.schema.get("properties", {})
-        if not isinstance(props, dict):
-            raise SchemaError(f"properties at {f.ptr or '/'} must be an object")
-        for k in props:
-            if k not in names:
-                names.append(k)
-    for f in schemas:
-        req = f.schema.get("required", [])
-        if isinstance(req, bool):  # draft 3 style
-            continue
-        if not isinstance(req, list):
-            raise SchemaError(f"required at {f.ptr or '/'} must be an array")
-        for k in req:
-            required.add(k)
-            if k not in names:
-                names.append(k)
+    """The objects valid against every schema in ``schemas`` (already flattened)."""
+    names, required = _declared(schemas)
     min_p = max(
         [count(f.schema["minProperties"], "minProperties", f) for f in schemas if "minProperties" in f.schema]
         or [0]
@@ -85,6 +68,31 @@ def object_language(t: Context, schemas: list[Loc], depth: int) -> Node:
     return t.layout.container("{", "}", members, can_be_empty, depth)
 
 
+def _declared(schemas: list[Loc]) -> tuple[list[str], set[str]]:
+    """The declared property names in order (``properties`` first, then ``required``), and the
+    required ones."""
+    names: list[str] = []
+    required: set[str] = set()
+    for f in schemas:
+        props = f.schema.get("properties", {})
+        if not isinstance(props, dict):
+            raise SchemaError(f"properties at {f.ptr or '/'} must be an object")
+        for k in props:
+            if k not in names:
+                names.append(k)
+    for f in schemas:
+        req = f.schema.get("required", [])
+        if isinstance(req, bool):  # draft 3 style
+            continue
+        if not isinstance(req, list):
+            raise SchemaError(f"required at {f.ptr or '/'} must be an array")
+        for k in req:
+            required.add(k)
+            if k not in names:
+                names.append(k)
+    return names, required
+
+
 def _value_locs(schemas: list[Loc], name: str) -> list[Loc] | None:
     """Schemas a property's value must satisfy; None when some schema forbids the property."""
     out = []
@@ -111,7 +119,9 @@ def _value_locs(schemas: list[Loc], name: str) -> list[Loc] | None:
     return out
 
 
-def _extras(t, schemas: list[Loc], names: list[str], name_locs: list[Loc], depth: int) -> Node | None:
+def _extras(
+    t: Context, schemas: list[Loc], names: list[str], name_locs: list[Loc], depth: int
+) -> Node | None:
     """``key: value`` for keys not declared, or None when no extra key may be generated."""
     with_patterns = [f for f in schemas if f.schema.get("patternProperties")]
     for f in schemas:
@@ -130,48 +140,62 @@ def _extras(t, schemas: list[Loc], names: list[str], name_locs: list[Loc], depth
     if key_lang == NEVER:
         return None
     words = frozenset(names)
-    colon = t.layout.colon
-    classes = []
     if len(with_patterns) == 1:
-        g = with_patterns[0]
-        others = [f for f in schemas if f is not g]
-        pats = list(g.schema["patternProperties"])
-        if len(pats) > 1 and not _disjoint_patterns(t, pats, g):
-            vals = [json.dumps(g.schema["patternProperties"][p], sort_keys=True) for p in pats]
-            if len(set(vals)) > 1:
-                t.unsupported("patternProperties", g, "overlapping patterns with different schemas")
-                return None
-        for p in pats:
-            vlocs = [g.at("patternProperties", p)] + [
-                f.at("additionalProperties") for f in others if "additionalProperties" in f.schema
-            ]
-            lang = pattern_node(p)
-            if key_lang is not None:
-                lang = And((lang, key_lang))
-            value = t.value(vlocs, depth + 1)
-            if value != NEVER:
-                classes.append(seq(lit('"'), Enc(Minus(lang, words)), lit('"' + colon), value))
-        # keys matching no pattern are never generated (sound; their language needs a complement)
+        classes = _pattern_extras(t, with_patterns[0], schemas, key_lang, words, depth)
     elif with_patterns:
         return None  # several schemas with patternProperties: generate declared keys only
     else:
-        explicit = [f for f in schemas if "additionalProperties" in f.schema]
-        if not explicit and not t.opts.allow_additional_properties:
-            return None
-        vlocs = [f.at("additionalProperties") for f in explicit]
-        vlocs = [v for v in vlocs if v.schema is not True]
-        value = t.value(vlocs, depth + 1) if vlocs else t.any_value(depth + 1, schemas[0])
-        if value == NEVER:
-            return None
-        if key_lang is None and not words:
-            key = Enc(rep(Cls(ANY_CHAR), 0, t.opts.max_string_length), True)
-        else:
-            lang = rep(Cls(ANY_CHAR), 0, t.opts.max_string_length)
-            if key_lang is not None:
-                lang = And((lang, key_lang))
-            key = Enc(Minus(lang, words))
-        classes.append(seq(lit('"'), key, lit('"' + colon), value))
+        classes = _additional_extras(t, schemas, key_lang, words, depth)
     return alt(*classes) if classes else None
+
+
+def _pattern_extras(
+    t: Context, g: Loc, schemas: list[Loc], key_lang: Node | None, words: frozenset, depth: int
+) -> list[Node] | None:
+    """One ``key: value`` class per pattern of the one schema ``g`` with ``patternProperties``."""
+    others = [f for f in schemas if f is not g]
+    pats = list(g.schema["patternProperties"])
+    if len(pats) > 1 and not _disjoint_patterns(t, pats, g):
+        vals = [json.dumps(g.schema["patternProperties"][p], sort_keys=True) for p in pats]
+        if len(set(vals)) > 1:
+            t.unsupported("patternProperties", g, "overlapping patterns with different schemas")
+            return None
+    classes = []
+    colon = t.layout.colon
+    for p in pats:
+        vlocs = [g.at("patternProperties", p)] + [
+            f.at("additionalProperties") for f in others if "additionalProperties" in f.schema
+        ]
+        lang = pattern_node(p)
+        if key_lang is not None:
+            lang = And((lang, key_lang))
+        value = t.value(vlocs, depth + 1)
+        if value != NEVER:
+            classes.append(seq(lit('"'), Enc(Minus(lang, words)), lit('"' + colon), value))
+    # keys matching no pattern are never generated (sound; their language needs a complement)
+    return classes
+
+
+def _additional_extras(
+    t: Context, schemas: list[Loc], key_lang: Node | None, words: frozenset, depth: int
+) -> list[Node] | None:
+    """The ``key: value`` class of ``additionalProperties`` (or of the allow-extras policy)."""
+    explicit = [f for f in schemas if "additionalProperties" in f.schema]
+    if not explicit and not t.opts.allow_additional_properties:
+        return None
+    vlocs = [f.at("additionalProperties") for f in explicit]
+    vlocs = [v for v in vlocs if v.schema is not True]
+    value = t.value(vlocs, depth + 1) if vlocs else t.any_value(depth + 1, schemas[0])
+    if value == NEVER:
+        return None
+    if key_lang is None and not words:
+        key = Enc(rep(Cls(ANY_CHAR), 0, t.opts.max_string_length), True)
+    else:
+        lang = rep(Cls(ANY_CHAR), 0, t.opts.max_string_length)
+        if key_lang is not None:
+            lang = And((lang, key_lang))
+        key = Enc(Minus(lang, words))
+    return [seq(lit('"'), key, lit('"' + t.layout.colon), value)]
 
 
 def _disjoint_patterns(t: Context, pats: list[str], loc: Loc) -> bool:

@@ -7,6 +7,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 from urllib.parse import unquote, urldefrag, urljoin
 
@@ -120,3 +122,31 @@ class Refs:
             if isinstance(sid, str) and not sid.startswith("#"):
                 base = urldefrag(urljoin(base, sid))[0]
         return Loc(node, ptr, base), url + "#" + frag
+
+
+class Expansion:
+    """The ``$ref`` targets being expanded on the current path: one met again inside its own
+    expansion is recursion.
+
+    >>> stack = Expansion()
+    >>> with stack.expanding("urn:x#/a"):
+    ...     "urn:x#/a" in stack
+    True
+    >>> "urn:x#/a" in stack
+    False
+    """
+
+    def __init__(self) -> None:
+        self._keys: list[str] = []
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._keys
+
+    @contextmanager
+    def expanding(self, key: str) -> Iterator[None]:
+        """``key`` on the stack for the duration of the block."""
+        self._keys.append(key)
+        try:
+            yield
+        finally:
+            self._keys.pop()

@@ -41,7 +41,7 @@ from .context import Loc
 from .lark_writer import to_lark
 from .refs import NeedsGrammar
 from .strategy import compile_index
-from .translator import Translator
+from .translator import Mode, Translator
 
 
 def _load(schema: Any) -> Any:
@@ -214,9 +214,8 @@ class JsonSchema:
         """The root and one rule per ``$ref`` target (recursion refers back by name)."""
         if self.indent is not None:
             raise UnsupportedSchema("recursive schemas support whitespace='compact' only", "whitespace", "")
-        t = Translator(self.schema, self, limits or DEFAULT_LIMITS)
-        t.grammar = True
-        t.pushdown = pushdown
+        mode = Mode.PUSHDOWN if pushdown else Mode.GRAMMAR
+        t = Translator(self.schema, self, limits or DEFAULT_LIMITS, mode)
         try:
             # the root as a rule, so "#" references share it
             root = Ref(t.rule(t.root_base + "#", Loc(self.schema, "", t.root_base)))

@@ -30,6 +30,24 @@ from .formats import format_node
 from .keywords import count
 from .patterns import pattern_node
 
+# the keywords a propertyNames schema may use
+_KEY_KEYWORDS = {
+    "type",
+    "title",
+    "description",
+    "$comment",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "format",
+    "enum",
+    "const",
+    "$schema",
+    "$id",
+    "examples",
+    "default",
+}
+
 
 def string_language(t: Context, schemas: list[Loc]) -> Node:
     lo, hi = 0, None
@@ -51,8 +69,8 @@ def string_language(t: Context, schemas: list[Loc]) -> Node:
             node = format_node(fmt)
             if node is not None:
                 langs.append(node)
-        if "x-fsm-not-string" in s:
-            langs.append(_string_complement(t, s["x-fsm-not-string"], f))
+        if f.excluded is not None and f.excluded.strings is not None:
+            langs.append(_string_complement(t, f.excluded.strings, f))
     if hi is None:
         hi = t.opts.max_string_length
     return string_node(lo, hi, langs, schemas)
@@ -82,7 +100,8 @@ def string_node(lo: int, hi: int | None, langs: list[Node], schemas=()) -> Node:
         return NEVER
     excluded = set()
     for f in schemas:
-        excluded |= {v for v in f.schema.get("x-fsm-not-enum", []) if isinstance(v, str)}
+        if f.excluded is not None and f.excluded.values is not None:
+            excluded |= {v for v in f.excluded.values if isinstance(v, str)}
     if not langs and not excluded:
         return seq(lit('"'), Enc(rep(Cls(ANY_CHAR), lo, hi), True), lit('"'))
     parts = list(langs)
@@ -114,10 +133,7 @@ def _string_schema_language(t: Context, loc: Loc) -> Node | None:
         return None
     if s is False:
         return NEVER
-    flat: list[Loc] = []
-    pushed = sum([t.flatten(loc, flat, set())])
-    for _ in range(pushed):
-        t.active.pop()
+    flat = t.conjuncts([loc])
     langs: list[Node] = []
     lo, hi = 0, None
     for f in flat:
@@ -125,24 +141,10 @@ def _string_schema_language(t: Context, loc: Loc) -> Node | None:
         if sch is False:
             return NEVER
         for kw in sch:
-            if kw in (
-                "type",
-                "title",
-                "description",
-                "$comment",
-                "minLength",
-                "maxLength",
-                "pattern",
-                "format",
-                "enum",
-                "const",
-                "$schema",
-                "$id",
-                "examples",
-                "default",
-            ):
-                continue
-            t.unsupported(kw, f, "propertyNames supports string keywords only")
+            if kw not in _KEY_KEYWORDS:
+                t.unsupported(kw, f, "propertyNames supports string keywords only")
+        if f.excluded is not None:
+            t.unsupported(f.excluded.keyword, f, "propertyNames supports string keywords only")
         if "enum" in sch or "const" in sch:
             vals = sch["enum"] if "enum" in sch else [sch["const"]]
             strs = [v for v in vals if isinstance(v, str)]

@@ -1,9 +1,9 @@
 """The translator: JSON values valid against a conjunction of subschemas, as a language tree.
 
-`Translator.value` flattens ``$ref``/``allOf``/``not`` into a list of subschemas, splits on the first
+`Translator.value` flattens ``$ref``/``allOf``/``not`` into a list of conjuncts, splits on the first
 ``anyOf``/``oneOf``, and hands the conjunction to the per-type modules (`strings`, `numbers`,
-`objects`, `arrays`); finite ``enum``/``const`` values are checked against the whole schema instead.
-In grammar mode every pure ``$ref`` becomes a named rule (recursion refers back by name).
+`objects`, `arrays`); finite ``enum``/``const`` values are checked against the whole schema instead
+(`values`). Its `Mode`, fixed at construction, says what a ``$ref`` and an unconstrained value become.
 
 >>> from fsm.json.schema import JsonSchema
 >>> from fsm.limits import DEFAULT_LIMITS
@@ -15,31 +15,18 @@ In grammar mode every pure ``$ref`` becomes a named rule (recursion refers back 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from enum import Enum
 from typing import Any
 from urllib.parse import urldefrag, urljoin
 
-from ..automata import (
-    ANY_CHAR,
-    NEVER,
-    AnyJson,
-    Bounds,
-    Budget,
-    Cls,
-    Enc,
-    Lit,
-    Node,
-    Ref,
-    Val,
-    alt,
-    lit,
-    number_node,
-    rep,
-    seq,
-)
+from ..automata import NEVER, AnyJson, Budget, Node, Ref, Val, alt, lit
 from ..errors import SchemaError, UnsupportedSchema
 from ..limits import Limits
 from .arrays import array_language
-from .context import Loc
+from .bounded_any import bounded_any
+from .context import Excluded, Loc
 from .formats import format_node
 from .keywords import (
     ARRAY_KW,
@@ -60,34 +47,48 @@ from .negation import NO_NEGATION, negate, negation
 from .numbers import number_language
 from .objects import object_language
 from .one_of import check_exclusive
-from .refs import NeedsGrammar, Refs, draft_of
-from .strings import string_language, string_node
-from .values import LiteralCheck, canon, excluded_value, finite
+from .refs import Expansion, NeedsGrammar, Refs, draft_of
+from .strings import string_language
+from .values import LiteralCheck, canon, literal_values
+
+_DEPENDENCY_KW = ("dependentRequired", "dependentSchemas", "dependencies")
+
+
+class Mode(Enum):
+    """What a translation builds, and so what ``$ref`` and ``{}`` become."""
+
+    REGULAR = "regular"  # one automaton: $refs expanded inline, {} an AnyJson block (or depth-bounded)
+    GRAMMAR = "grammar"  # Lark rules: every pure $ref a rule, {} the json_value rule
+    PUSHDOWN = "pushdown"  # pushdown-automaton rules: every pure $ref a rule, {} an AnyJson block
 
 
 class Translator:
-    """One translation of a root schema (one compile): refs, memo, deadline, and grammar rules."""
+    """One translation of a root schema (one compile): refs, memo, deadline, and the rules built."""
 
-    def __init__(self, root: Any, opts: Any, limits: Limits):
+    def __init__(self, root: Any, opts: Any, limits: Limits, mode: Mode = Mode.REGULAR):
         self.root = root
         self.opts = opts
+        self.mode = mode
         self.draft = draft_of(root)
         self.layout = Layout(opts.indent)
         self.ignored: list[str] = []
         self.limits = limits
-        self._canon_memo: dict[int, tuple[Any, str]] = {}
         self.deadline = limits.deadline()
         self.calls = 0
-        self.active: list[str] = []  # refs being expanded on the current path (cycle = recursion)
         self.refs = Refs(root, self.draft)
         self.root_base = self.refs.root_base
+        self.expansion = Expansion()  # refs being expanded on the current path (met again: recursion)
         self.literals = LiteralCheck(root, self.draft)
-        self._memo: dict[tuple, tuple] = {}
-        self.grammar = False  # grammar mode: every pure $ref is a rule, {} is the json_value rule
         self.any_json = False  # an unbounded any-value (AnyJson) was emitted: lazy DFA only
-        self.pushdown = False  # rules for the pushdown automaton: {} stays an AnyJson block
         self.rules: dict[str, Node] = {}
         self.rule_names: dict[str, str] = {}
+        self._canon_memo: dict[int, tuple[Any, str]] = {}
+        self._memo: dict[tuple, tuple] = {}
+
+    @property
+    def by_rules(self) -> bool:
+        """True when every pure ``$ref`` becomes a named rule (grammar and pushdown modes)."""
+        return self.mode is not Mode.REGULAR
 
     def resolve(self, ref: str, loc: Loc) -> tuple[Loc, str]:
         """The subschema ``ref`` points to and a key naming it (for cycle detection)."""
@@ -102,6 +103,12 @@ class Translator:
         if self.calls & 63 == 0:
             self.deadline.check("translating the JSON schema")
 
+    def budget(self) -> Budget:
+        """An automaton budget on the translation's own deadline (one budget per compile)."""
+        budget = Budget(self.limits)
+        budget.deadline = self.deadline
+        return budget
+
     def unsupported(self, keyword: str, loc: Loc, why: str = "") -> None:
         where = f"{loc.ptr}/{keyword}"
         msg = f"keyword {keyword!r} at {where} is not supported{': ' + why if why else ''}"
@@ -114,7 +121,7 @@ class Translator:
         """The language of JSON values valid against every schema in ``locs``."""
         # A finished translation never depended on the refs being expanded around it (a cycle would
         # have raised), so the same schemas at the same depth give the same tree: share it.
-        key = (tuple((id(loc.schema), loc.base) for loc in locs), depth)
+        key = (tuple((id(loc.schema), loc.base, loc.excluded) for loc in locs), depth)
         hit = self._memo.get(key)
         if hit is not None and all(a.schema is b.schema for a, b in zip(hit[0], locs)):
             return hit[1]
@@ -126,46 +133,40 @@ class Translator:
         self.tick()
         if len(locs) > 1:
             locs = self._distinct(locs)
-        if self.grammar and len(locs) > 1:
-            # what is left of a parent beside an anyOf branch is often empty: a branch that is a
-            # pure (recursive) $ref must still become a rule reference
-            kept = [loc for loc in locs if not trivial(loc.schema)]
-            refs = [loc for loc in kept if pure_ref(loc.schema, self.draft) is not None]
-            if len(kept) > 1 and len(refs) == 1:  # e.g. {"type": "object"} beside a ref to an object schema
-                kept = [loc for loc in kept if loc is refs[0] or not self._implied_by_ref(loc, refs[0])]
-            locs = kept if kept else locs[:1]
-        if self.grammar and len(locs) == 1:
-            ref = pure_ref(locs[0].schema, self.draft)
-            if ref is not None:
-                target, key = self.refs.resolve(ref, locs[0])
-                return Ref(self.rule(key, target))
-        flat: list[Loc] = []
-        pushed = 0
-        try:
-            for loc in locs:
-                pushed += self.flatten(loc, flat, set())
-            if any(isinstance(f.schema, dict) and ("enum" in f.schema or "const" in f.schema) for f in flat):
-                node = self._conjunction(flat, locs, depth)  # finite values: the validator decides
-                return Val(node) if self.grammar and node != NEVER else node
-            for i, loc in enumerate(flat):
-                s = loc.schema
-                if not isinstance(s, dict):
-                    continue
-                for kw in ("anyOf", "oneOf"):
-                    if kw in s:
-                        node = self._branch(flat, i, kw, locs, depth)
-                        return Val(node) if self.grammar and node != NEVER else node
-            node = self._conjunction(flat, locs, depth)
-            return Val(node) if self.grammar and node != NEVER else node
-        finally:
-            for _ in range(pushed):
-                self.active.pop()
+        if self.by_rules:
+            locs = self._beside_ref(locs)
+            if len(locs) == 1:
+                ref = pure_ref(locs[0].schema, self.draft)
+                if ref is not None:
+                    target, key = self.refs.resolve(ref, locs[0])
+                    return Ref(self.rule(key, target))
+        with self.flattened(locs) as flat:
+            node = self._split(flat, locs, depth)
+        return Val(node) if self.by_rules and node != NEVER else node
 
-    def budget(self) -> Budget:
-        """An automaton budget on the translation's own deadline (one budget per compile)."""
-        budget = Budget(self.limits)
-        budget.deadline = self.deadline
-        return budget
+    def _split(self, flat: list[Loc], locs: list[Loc], depth: int) -> Node:
+        """The first ``anyOf``/``oneOf`` split into branches; finite values are never split."""
+        if any(isinstance(f.schema, dict) and ("enum" in f.schema or "const" in f.schema) for f in flat):
+            return self._conjunction(flat, locs, depth)  # finite values: the validator decides
+        for i, loc in enumerate(flat):
+            s = loc.schema
+            if not isinstance(s, dict):
+                continue
+            for kw in ("anyOf", "oneOf"):
+                if kw in s:
+                    return self._branch(flat, i, kw, depth)
+        return self._conjunction(flat, locs, depth)
+
+    def _beside_ref(self, locs: list[Loc]) -> list[Loc]:
+        """Rule modes: what is left of a parent beside an anyOf branch is often empty, and a branch
+        that is a pure (recursive) $ref must still become a rule reference."""
+        if len(locs) <= 1:
+            return locs
+        kept = [loc for loc in locs if loc.excluded is not None or not trivial(loc.schema)]
+        refs = [loc for loc in kept if pure_ref(loc.schema, self.draft) is not None]
+        if len(kept) > 1 and len(refs) == 1:  # e.g. {"type": "object"} beside a ref to an object schema
+            kept = [loc for loc in kept if loc is refs[0] or not self._implied_by_ref(loc, refs[0])]
+        return kept if kept else locs[:1]
 
     def _distinct(self, locs: list[Loc]) -> list[Loc]:
         """``locs`` without repeats of an equal schema (A and A is A): e.g. a property matched by
@@ -176,7 +177,7 @@ class Translator:
             key = self._canon_memo.get(id(loc.schema))
             if key is None or key[0] is not loc.schema:
                 key = self._canon_memo[id(loc.schema)] = (loc.schema, canon(loc.schema))
-            k = (loc.base, key[1])
+            k = (loc.base, key[1], None if loc.excluded is None else str(loc.excluded))
             if k not in seen:
                 seen.add(k)
                 out.append(loc)
@@ -185,7 +186,7 @@ class Translator:
     def _implied_by_ref(self, loc: Loc, ref_loc: Loc) -> bool:
         """True when ``loc`` is only a ``type`` that the (pure) ``$ref`` target declares anyway."""
         s = loc.schema
-        if not isinstance(s, dict) or set(s) - NO_CONSTRAINT != {"type"}:
+        if not isinstance(s, dict) or loc.excluded is not None or set(s) - NO_CONSTRAINT != {"type"}:
             return False
         allowed = type_set(s["type"])
         target = ref_loc
@@ -207,14 +208,32 @@ class Translator:
             x in allowed or (x == "integer" and "number" in allowed) for x in declared
         )
 
-    def flatten(self, loc: Loc, out: list[Loc], seen: set) -> int:
-        """Expand ``$ref`` and ``allOf`` into ``out``; returns how many refs were pushed on ``active``."""
+    # -- flattening: $ref, allOf, exact `not`, dependencies ------------------------------------------
+    @contextmanager
+    def flattened(self, locs: list[Loc]) -> Iterator[list[Loc]]:
+        """The conjuncts of ``locs`` (``$ref``, ``allOf`` and exactly negatable ``not`` expanded,
+        dependencies as ``anyOf``); the refs expanded stay on the expansion stack inside the block."""
+        with ExitStack() as expanded:
+            flat: list[Loc] = []
+            for loc in locs:
+                self._flatten(loc, flat, set(), expanded)
+            yield flat
+
+    def conjuncts(self, locs: list[Loc]) -> list[Loc]:
+        """The conjuncts of ``locs`` (their refs off the expansion stack again)."""
+        with self.flattened(locs) as flat:
+            return flat
+
+    def _flatten(self, loc: Loc, out: list[Loc], seen: set, expanded: ExitStack) -> None:
         s = loc.schema
         if s is True:
-            return 0
-        if s is False:
+            return
+        if s is False or loc.excluded is not None:
             out.append(loc)
-            return 0
+            return
+        if isinstance(s, Excluded):
+            out.append(Loc(s.positive(), loc.ptr, loc.base, s))
+            return
         if not isinstance(s, dict):
             raise SchemaError(
                 f"the schema at {loc.ptr or '/'} must be an object or a boolean, got {type(s).__name__}"
@@ -222,67 +241,69 @@ class Translator:
         sid = s.get("$id", s.get("id") if self.draft <= 4 else None)
         if isinstance(sid, str) and not sid.startswith("#") and loc.ptr:
             loc = Loc(s, loc.ptr, urldefrag(urljoin(loc.base, sid))[0])
-        pushed = 0
         if "$ref" in s:
-            target, key = self.refs.resolve(s["$ref"], loc)
-            if key in self.active or key in seen:
-                if self.grammar:
-                    raise UnsupportedSchema(
-                        f"recursive $ref {s['$ref']!r} at {loc.ptr or '/'} is combined with other keywords; "
-                        "only a $ref standing alone can recurse",
-                        "$ref",
-                        loc.ptr + "/$ref",
-                    )
-                raise NeedsGrammar(f"recursive $ref {s['$ref']!r}", loc.ptr + "/$ref")
-            seen.add(key)
-            self.active.append(key)
-            pushed += 1
-            pushed += self.flatten(target, out, seen)
+            self._expand_ref(loc, out, seen, expanded)
             if self.draft <= 7:
-                return pushed  # drafts 4-7: siblings of $ref are ignored
-            s = {k: v for k, v in s.items() if k != "$ref"}
-            loc = Loc(s, loc.ptr, loc.base)
-        if "allOf" in s:
-            subs = s["allOf"]
+                return  # drafts 4-7: siblings of $ref are ignored
+            loc = Loc({k: v for k, v in s.items() if k != "$ref"}, loc.ptr, loc.base)
+        if "allOf" in loc.schema:
+            subs = loc.schema["allOf"]
             if not isinstance(subs, list) or not subs:
                 raise SchemaError(f"allOf at {loc.ptr or '/'} must be a non-empty array")
             for i in range(len(subs)):
-                pushed += self.flatten(loc.at("allOf", i), out, seen)
-            s = {k: v for k, v in s.items() if k != "allOf"}
-            loc = Loc(s, loc.ptr, loc.base)
-        if "not" in s:
+                self._flatten(loc.at("allOf", i), out, seen, expanded)
+            loc = Loc({k: v for k, v in loc.schema.items() if k != "allOf"}, loc.ptr, loc.base)
+        if "not" in loc.schema:
             # a `not` with an exact positive form is replaced by it here, before anyOf branches are
             # split (the form may itself be an anyOf); other forms stay for `_conjunction`
-            neg = negation(self, s["not"], loc.at("not"), 0)
+            neg = negation(self, loc.schema["not"], loc.at("not"), 0)
             if neg is not NO_NEGATION:
                 at = loc.ptr + "/not"
-                s = {k: v for k, v in s.items() if k != "not"}
-                loc = Loc(s, loc.ptr, loc.base)
+                loc = Loc({k: v for k, v in loc.schema.items() if k != "not"}, loc.ptr, loc.base)
                 if neg is not True:
-                    pushed += self.flatten(Loc(neg, at, loc.base), out, seen)
-        # Object dependencies are disjunctions: "a absent" or "a present and ...".
-        deps = []
-        for kw in ("dependentRequired", "dependentSchemas", "dependencies"):
-            if kw in s and isinstance(s[kw], dict):
-                for name, dep in s[kw].items():
-                    deps.append((kw, name, dep))
-        if deps:
-            s = {
-                k: v
-                for k, v in s.items()
-                if k not in ("dependentRequired", "dependentSchemas", "dependencies")
-            }
-            for kw, name, dep in deps:
-                absent = {"properties": {name: False}}
-                if isinstance(dep, list):
-                    present: Any = {"required": [name] + list(dep)}
-                else:
-                    present = {"allOf": [{"required": [name]}, dep]}
-                out.append(Loc({"anyOf": [absent, present]}, f"{loc.ptr}/{kw}/{name}", loc.base))
-        out.append(Loc(s, loc.ptr, loc.base))
-        return pushed
+                    self._flatten(Loc(neg, at, loc.base), out, seen, expanded)
+        out.append(self._dependencies(loc, out))
 
-    def _branch(self, flat: list[Loc], i: int, kw: str, locs: list[Loc], depth: int) -> Node:
+    def _expand_ref(self, loc: Loc, out: list[Loc], seen: set, expanded: ExitStack) -> None:
+        """The conjuncts of ``loc``'s ``$ref`` target; a target met again on the path is recursion."""
+        ref = loc.schema["$ref"]
+        target, key = self.refs.resolve(ref, loc)
+        if key in self.expansion or key in seen:
+            if self.by_rules:
+                raise UnsupportedSchema(
+                    f"recursive $ref {ref!r} at {loc.ptr or '/'} is combined with other keywords; "
+                    "only a $ref standing alone can recurse",
+                    "$ref",
+                    loc.ptr + "/$ref",
+                )
+            raise NeedsGrammar(f"recursive $ref {ref!r}", loc.ptr + "/$ref")
+        seen.add(key)
+        expanded.enter_context(self.expansion.expanding(key))
+        self._flatten(target, out, seen, expanded)
+
+    def _dependencies(self, loc: Loc, out: list[Loc]) -> Loc:
+        """``loc`` without its object dependencies, which go to ``out`` as disjunctions: "a absent"
+        or "a present and ..."."""
+        s = loc.schema
+        deps = [
+            (kw, name, dep)
+            for kw in _DEPENDENCY_KW
+            if kw in s and isinstance(s[kw], dict)
+            for name, dep in s[kw].items()
+        ]
+        if not deps:
+            return loc
+        for kw, name, dep in deps:
+            absent = {"properties": {name: False}}
+            if isinstance(dep, list):
+                present: Any = {"required": [name] + list(dep)}
+            else:
+                present = {"allOf": [{"required": [name]}, dep]}
+            out.append(Loc({"anyOf": [absent, present]}, f"{loc.ptr}/{kw}/{name}", loc.base))
+        return Loc({k: v for k, v in s.items() if k not in _DEPENDENCY_KW}, loc.ptr, loc.base)
+
+    # -- a conjunction of flat schemas (no $ref/allOf/anyOf/oneOf left) ------------------------------
+    def _branch(self, flat: list[Loc], i: int, kw: str, depth: int) -> Node:
         loc = flat[i]
         branches = loc.schema[kw]
         if not isinstance(branches, list) or not branches:
@@ -295,56 +316,17 @@ class Translator:
         return alt(*nodes)
 
     def _conjunction(self, flat: list[Loc], locs: list[Loc], depth: int) -> Node:
-        for f in flat:
-            if f.schema is False:
-                return NEVER
+        if any(f.schema is False for f in flat):
+            return NEVER
         schemas = [f for f in flat if isinstance(f.schema, dict)]
-        has_values = any("enum" in f.schema or "const" in f.schema for f in schemas)
-        if not has_values:  # with finite values the validator enforces every keyword, these included
-            extra = []
-            for f in schemas:
-                for kw in f.schema:
-                    if kw in UNSUPPORTED:
-                        self.unsupported(kw, f)
-                if "if" in f.schema:
-                    self.unsupported("if", f, "conditional schemas cannot be enforced exactly")
-                if "not" in f.schema:
-                    neg = negate(self, f.at("not"))
-                    if neg is not None:
-                        extra.append(neg)
-            if extra:
-                flat2 = list(flat)
-                for e in extra:
-                    self.flatten(e, flat2, set())
-                schemas = [f for f in flat2 if isinstance(f.schema, dict)]
-                if any(f.schema is False for f in flat2):
-                    return NEVER
-        # Finite values: check each against the whole schema with a validator: exact for any keyword.
-        values = None
-        for f in schemas:
-            s = f.schema
-            if "enum" in s or "const" in s:
-                vals = s["enum"] if "enum" in s else [s["const"]]
-                if not isinstance(vals, list):
-                    raise SchemaError(f"enum at {f.ptr or '/'} must be an array")
-                if values is None:
-                    values = list(vals)
-                else:
-                    keep = set(map(canon, vals))
-                    values = [v for v in values if canon(v) in keep]
+        if not any("enum" in f.schema or "const" in f.schema for f in schemas):
+            # with finite values the validator enforces every keyword, these included
+            schemas = self._unenforced(flat, schemas)
+            if schemas is None:
+                return NEVER
+        values = literal_values(self, schemas, flat, locs, depth)
         if values is not None:
-            out, seen = [], set()
-            for v in values:
-                c = canon(v)
-                if c in seen or not finite(v):
-                    continue
-                seen.add(c)
-                if self.is_valid(v, locs, flat) and not excluded_value(v, schemas):
-                    out.append(lit(self.layout.dump(v, depth)))
-            # longest text first, so a leftmost-first regex engine never stops at a shorter number
-            out.sort(key=lambda n: -len(n.text) if isinstance(n, Lit) else 0)
-            return alt(*out) if out else NEVER
-
+            return values
         types: set[str] | None = None
         for f in schemas:
             ts = types_of(f.schema, f)
@@ -354,6 +336,31 @@ class Translator:
             types = self._inferred_types(schemas)
             if types is None:
                 return self.any_value(depth, schemas[0] if schemas else Loc(True, "", self.root_base))
+        return self._typed(types, schemas, depth)
+
+    def _unenforced(self, flat: list[Loc], schemas: list[Loc]) -> list[Loc] | None:
+        """Report the keywords no automaton enforces (``if``, dynamic refs, inexact ``not``); the
+        schemas with any exact negation added (None: that made them unsatisfiable)."""
+        extra = []
+        for f in schemas:
+            for kw in f.schema:
+                if kw in UNSUPPORTED:
+                    self.unsupported(kw, f)
+            if "if" in f.schema:
+                self.unsupported("if", f, "conditional schemas cannot be enforced exactly")
+            if "not" in f.schema:
+                neg = negate(self, f.at("not"))
+                if neg is not None:
+                    extra.append(neg)
+        if not extra:
+            return schemas
+        flat2 = list(flat) + self.conjuncts(extra)
+        if any(f.schema is False for f in flat2):
+            return None
+        return [f for f in flat2 if isinstance(f.schema, dict)]
+
+    def _typed(self, types: set[str], schemas: list[Loc], depth: int) -> Node:
+        """The union over ``types`` of each type's language under ``schemas``."""
         if "number" in types:
             types.discard("integer")
         nodes = []
@@ -375,23 +382,24 @@ class Translator:
         return alt(*nodes) if nodes else NEVER
 
     def _inferred_types(self, schemas: list[Loc]) -> set[str] | None:
+        """The types a schema without ``type`` generates: those its keywords are about."""
         kws = set()
         for f in schemas:
             kws |= set(f.schema)
         types = set()
-        if kws & OBJECT_KW:
-            types.add("object")
-        if kws & ARRAY_KW:
-            types.add("array")
-        if kws & STRING_KW:
-            types.add("string")
-        if kws & NUMBER_KW:
-            types.add("number")
+        for group, t in (
+            (OBJECT_KW, "object"),
+            (ARRAY_KW, "array"),
+            (STRING_KW, "string"),
+            (NUMBER_KW, "number"),
+        ):
+            if kws & group:
+                types.add(t)
         for f in schemas:
             fmt = f.schema.get("format")
             if isinstance(fmt, str) and format_node(fmt) is not None:
                 types.add("string")
-        if "x-fsm-not-enum" in kws and not types:
+        if not types and any(f.excluded is not None and f.excluded.values is not None for f in schemas):
             return None
         return types or None
 
@@ -408,31 +416,9 @@ class Translator:
         """Any JSON value: nested without bound (a pushdown block of the lazy DFA, or the grammar's
         ``json_value`` rule), or to ``any_value_depth`` levels when the caller asks for a regular one."""
         limit = self.opts.any_value_depth
-        if self.grammar and limit is None and not self.pushdown:
+        if self.mode is Mode.GRAMMAR and limit is None:
             return Ref("json_value")
         if limit is None:
             self.any_json = True
             return AnyJson(self.layout.indent, depth, self.opts.max_string_length)
-        return self._any(depth, limit)
-
-    def _any(self, depth: int, remaining: int) -> Node:
-        scalars = [
-            lit("null"),
-            lit("true"),
-            lit("false"),
-            number_node(Bounds()),
-            string_node(0, None, []),
-        ]
-        if remaining <= 0:
-            return alt(*scalars)
-        inner = self._any(depth + 1, remaining - 1)
-        sep = lit(self.layout.sep(depth))
-        arr = self.layout.container("[", "]", seq(inner, rep(seq(sep, inner), 0, None)), True, depth)
-        key = seq(
-            lit('"'),
-            Enc(rep(Cls(ANY_CHAR), 0, self.opts.max_string_length), True),
-            lit('"' + self.layout.colon),
-        )
-        member = seq(key, inner)
-        obj = self.layout.container("{", "}", seq(member, rep(seq(sep, member), 0, None)), True, depth)
-        return alt(*scalars, arr, obj)
+        return bounded_any(self.layout, depth, limit, self.opts.max_string_length)

@@ -14,8 +14,9 @@ import json
 import re
 from typing import Any
 
+from ..automata import NEVER, Lit, Node, alt, lit
 from ..errors import SchemaError
-from .context import Context, Loc
+from .context import Context, Excluded, Loc
 from .formats import format_node
 from .keywords import ARRAY_KW, NUMBER_KW, OBJECT_KW
 
@@ -54,8 +55,6 @@ _ANNOTATIONS = {
     "writeOnly",
     "deprecated",
     "nullable",
-    "x-fsm-not-enum",
-    "x-fsm-not-string",
 }
 
 _JSON_TYPE = {
@@ -83,55 +82,79 @@ def quick_valid(v: Any, flat: list[Loc], draft: int = 2020) -> bool | None:
         for kw, arg in s.items():
             if kw in _ANNOTATIONS or kw in OBJECT_KW or kw in ARRAY_KW:
                 continue
-            if kw == "type":
-                ts = [arg] if isinstance(arg, str) else arg
-                if s.get("nullable") is True and v is None:
-                    continue
-                ok = (
-                    t in ts
-                    or (t == "integer" and "number" in ts)
-                    or (t == "number" and "integer" in ts and float(v).is_integer() and draft > 4)
-                )
-                if not ok:
-                    return False
-            elif kw in ("enum", "const"):
-                vals = arg if kw == "enum" else [arg]
-                if not isinstance(vals, list) or canon(v) not in set(map(canon, vals)):
-                    return False
-            elif kw in ("minLength", "maxLength", "pattern"):
-                if t != "string":
-                    continue
-                if kw == "pattern":
-                    try:
-                        if re.search(arg, v) is None:
-                            return False
-                    except (re.error, TypeError):
-                        return None
-                elif not isinstance(arg, int):
-                    return None
-                elif (len(v) < arg) if kw == "minLength" else (len(v) > arg):
-                    return False
-            elif kw in NUMBER_KW:
-                if t not in ("integer", "number"):
-                    continue
-                if isinstance(arg, bool) or not isinstance(arg, (int, float)):
-                    continue  # draft 4 boolean exclusives: handled with their bound below
-                if kw == "minimum" and (v < arg or (s.get("exclusiveMinimum") is True and v == arg)):
-                    return False
-                if kw == "maximum" and (v > arg or (s.get("exclusiveMaximum") is True and v == arg)):
-                    return False
-                if kw == "exclusiveMinimum" and v <= arg:
-                    return False
-                if kw == "exclusiveMaximum" and v >= arg:
-                    return False
-                if kw == "multipleOf":
-                    return None
-            elif kw == "format":
-                if t == "string" and isinstance(arg, str) and format_node(arg) is not None:
-                    return None
-            else:
-                return None
+            ok = _keyword_valid(v, t, kw, arg, s, draft)
+            if ok is not True:
+                return ok
     return True
+
+
+def _keyword_valid(v: Any, t: str, kw: str, arg: Any, s: dict, draft: int) -> bool | None:
+    """Whether the scalar ``v`` (of JSON type ``t``) satisfies ``kw: arg`` of ``s``; None: ask jsonschema."""
+    if kw == "type":
+        ts = [arg] if isinstance(arg, str) else arg
+        if s.get("nullable") is True and v is None:
+            return True
+        return (
+            t in ts
+            or (t == "integer" and "number" in ts)
+            or (t == "number" and "integer" in ts and float(v).is_integer() and draft > 4)
+        )
+    if kw in ("enum", "const"):
+        vals = arg if kw == "enum" else [arg]
+        return isinstance(vals, list) and canon(v) in set(map(canon, vals))
+    if kw in ("minLength", "maxLength", "pattern"):
+        if t != "string":
+            return True
+        if kw == "pattern":
+            try:
+                return re.search(arg, v) is not None
+            except (re.error, TypeError):
+                return None
+        if not isinstance(arg, int):
+            return None
+        return not ((len(v) < arg) if kw == "minLength" else (len(v) > arg))
+    if kw in NUMBER_KW:
+        return _number_valid(v, t, kw, arg, s)
+    if kw == "format":
+        return None if t == "string" and isinstance(arg, str) and format_node(arg) is not None else True
+    return None
+
+
+def _number_valid(v: Any, t: str, kw: str, arg: Any, s: dict) -> bool | None:
+    if t not in ("integer", "number"):
+        return True
+    if isinstance(arg, bool) or not isinstance(arg, (int, float)):
+        return True  # draft 4 boolean exclusives: handled with their bound below
+    if kw == "minimum" and (v < arg or (s.get("exclusiveMinimum") is True and v == arg)):
+        return False
+    if kw == "maximum" and (v > arg or (s.get("exclusiveMaximum") is True and v == arg)):
+        return False
+    if kw == "exclusiveMinimum" and v <= arg:
+        return False
+    if kw == "exclusiveMaximum" and v >= arg:
+        return False
+    if kw == "multipleOf":
+        return None
+    return True
+
+
+def validator_view(schema: Any) -> Any:
+    """``schema`` with every `Excluded` in it (alone, or inside the ``anyOf``/``allOf`` that
+    `negation` builds) replaced by its positive part.
+
+    >>> validator_view({"anyOf": [{"type": "null"}, Excluded(values=[1])]})
+    {'anyOf': [{'type': 'null'}, {}]}
+    """
+    if isinstance(schema, Excluded):
+        return schema.positive()
+    if isinstance(schema, dict):
+        for kw in ("anyOf", "allOf"):
+            subs = schema.get(kw)
+            if isinstance(subs, list):
+                view = [validator_view(x) for x in subs]
+                if any(a is not b for a, b in zip(view, subs)):
+                    schema = {**schema, kw: view}
+    return schema
 
 
 class LiteralCheck:
@@ -141,6 +164,15 @@ class LiteralCheck:
         self.root = root
         self.draft = draft
         self._validator_cls = None
+        self._views: dict[int, tuple[Any, Any]] = {}
+
+    def view(self, schema: Any) -> Any:
+        """``schema`` as the validator reads it: `Excluded` conjuncts are their positive part (the
+        automaton enforces what they exclude)."""
+        hit = self._views.get(id(schema))
+        if hit is None or hit[0] is not schema:
+            hit = self._views[id(schema)] = (schema, validator_view(schema))
+        return hit[1]
 
     def validator(self):
         """The ``jsonschema`` validator for the root schema's draft, with its format checker."""
@@ -162,16 +194,13 @@ class LiteralCheck:
                 return quick
         v = self.validator()
         try:
-            return all(v.evolve(schema=loc.schema).is_valid(value) for loc in locs)
+            return all(v.evolve(schema=self.view(loc.schema)).is_valid(value) for loc in locs)
         except Exception as exc:  # noqa: BLE001 - a schema jsonschema cannot evaluate (bad regex, remote ref)
             raise SchemaError(f"cannot evaluate enum/const values against the schema: {exc}") from None
 
 
 def finite_values(t: Context, locs: list[Loc]) -> list | None:
-    flat: list[Loc] = []
-    pushed = sum(t.flatten(loc, flat, set()) for loc in locs)
-    for _ in range(pushed):
-        t.active.pop()
+    flat = t.conjuncts(locs)
     values = None
     for f in flat:
         s = f.schema
@@ -197,4 +226,40 @@ def finite_values(t: Context, locs: list[Loc]) -> list | None:
 
 def excluded_value(v: Any, schemas: list[Loc]) -> bool:
     c = canon(v)
-    return any(c in set(map(canon, f.schema.get("x-fsm-not-enum", []))) for f in schemas)
+    return any(
+        c in set(map(canon, f.excluded.values))
+        for f in schemas
+        if f.excluded is not None and f.excluded.values is not None
+    )
+
+
+def literal_values(
+    t: Context, schemas: list[Loc], flat: list[Loc], locs: list[Loc], depth: int
+) -> Node | None:
+    """The finite values ``enum``/``const`` allow that are valid against the whole schema (a
+    validator is exact for any keyword), as literals; None when no conjunct lists values."""
+    values = None
+    for f in schemas:
+        s = f.schema
+        if "enum" in s or "const" in s:
+            vals = s["enum"] if "enum" in s else [s["const"]]
+            if not isinstance(vals, list):
+                raise SchemaError(f"enum at {f.ptr or '/'} must be an array")
+            if values is None:
+                values = list(vals)
+            else:
+                keep = set(map(canon, vals))
+                values = [v for v in values if canon(v) in keep]
+    if values is None:
+        return None
+    out, seen = [], set()
+    for v in values:
+        c = canon(v)
+        if c in seen or not finite(v):
+            continue
+        seen.add(c)
+        if t.is_valid(v, locs, flat) and not excluded_value(v, schemas):
+            out.append(lit(t.layout.dump(v, depth)))
+    # longest text first, so a leftmost-first regex engine never stops at a shorter number
+    out.sort(key=lambda n: -len(n.text) if isinstance(n, Lit) else 0)
+    return alt(*out) if out else NEVER
