@@ -8,6 +8,9 @@ DFAs and the product lexer cheap, and a key never shares a terminal with the val
 keys of sibling alternatives never fight over the same text. ``json_value`` is compact JSON. No
 ``%ignore``: the layout is exactly the compact one the regular path generates.
 
+The analyses of the tree it relies on (nullability, lexemes, first sets, productive rules) are in
+`lark_nodes`.
+
 >>> from fsm.automata import lit, seq, Ref
 >>> print(to_lark(seq(lit("["), Ref("d0"), lit("]")), {"d0": lit("1")}), end="")
 start: "[" d0 "]"
@@ -24,14 +27,11 @@ from ..automata import (
     EMPTY,
     NEVER,
     Alt,
-    And,
-    Auto,
     Bounds,
     Cls,
     Enc,
     Lit,
     Members,
-    Minus,
     Node,
     Ref,
     Rep,
@@ -44,137 +44,18 @@ from ..automata import (
     seq,
     to_regex,
 )
-
-
-def _has_ref(node: Node, memo: dict) -> bool:
-    r = memo.get(node)
-    if r is None:
-        if isinstance(node, Ref):
-            r = True
-        elif isinstance(node, (Seq, Alt)):
-            r = any(_has_ref(i, memo) for i in node.items)
-        elif isinstance(node, (Rep, Val)):
-            r = _has_ref(node.item, memo)
-        elif isinstance(node, Members):
-            r = any(_has_ref(i[0], memo) for i in node.items) or _has_ref(node.sep, memo)
-        else:
-            r = False
-        memo[node] = r
-    return r
-
-
-def nullable(node: Node) -> bool:
-    """True when the empty string is in the (reference-free) language."""
-    if isinstance(node, (Lit, Cls)):
-        return isinstance(node, Lit) and node.text == ""
-    if isinstance(node, Seq):
-        return all(nullable(i) for i in node.items)
-    if isinstance(node, Alt):
-        return any(nullable(i) for i in node.items)
-    if isinstance(node, Rep):
-        return node.lo == 0 or nullable(node.item)
-    if isinstance(node, Members):
-        return node.min_count == 0 and all(lo == 0 or nullable(n) for n, lo, _ in node.items)
-    if isinstance(node, (Enc, Val)):
-        return nullable(node.item)
-    if isinstance(node, And):
-        return all(nullable(i) for i in node.items)
-    if isinstance(node, Minus):
-        return nullable(node.item) and "" not in node.words
-    if isinstance(node, Auto):
-        return bool(node.accepting[0])
-    return False
-
-
-def nonempty(node: Node) -> Node:
-    """The language without the empty string (reference-free nodes)."""
-    if not nullable(node):
-        return node
-    if node == EMPTY:
-        return NEVER
-    if isinstance(node, Alt):
-        return alt(*[nonempty(i) for i in node.items if i != EMPTY])
-    if isinstance(node, Rep) and not nullable(node.item):
-        return rep(node.item, max(node.lo, 1), node.hi)
-    if isinstance(node, Seq) and len(node.items) >= 2:
-        head, tail = node.items[0], seq(*node.items[1:])
-        return alt(seq(nonempty(head), tail), nonempty(tail))
-    if isinstance(node, Members) and all(not nullable(n) for n, _, _ in node.items):
-        return Members(node.items, node.sep, max(node.min_count, 1), node.max_count)
-    return Minus(node, frozenset({""}))
-
-
-def _starts_structural(node: Node) -> bool:
-    """Whether the value's text starts with { or [ (a container)."""
-    while isinstance(node, (Val, Seq, Alt)):
-        if isinstance(node, Val):
-            node = node.item
-        elif isinstance(node, Seq):
-            if not node.items:
-                return False
-            node = node.items[0]
-        else:
-            return any(_starts_structural(i) for i in node.items)
-    return isinstance(node, Lit) and node.text[:1] in ("{", "[")
-
-
-def _lexeme(node: Node, memo: dict) -> bool:
-    """Whether the (reference-free) language stays inside one JSON lexeme: no value, member list or
-    punctuation in it (a string whose text has punctuation is conservatively not one)."""
-    r = memo.get(node)
-    if r is None:
-        if isinstance(node, (Val, Members, Ref)):
-            r = False
-        elif isinstance(node, Lit):
-            r = not any(c in node.text for c in "{}[],:")
-        elif isinstance(node, (Seq, Alt)):
-            r = all(_lexeme(i, memo) for i in node.items)
-        elif isinstance(node, Rep):
-            r = _lexeme(node.item, memo)
-        else:  # Cls, Enc, And, Minus, Auto: characters of a string or number
-            r = True
-        memo[node] = r
-    return r
-
-
-def _firsts(node: Node) -> frozenset[str]:
-    """How the text can start: ``{ [ ,`` for punctuation, ``s`` for a scalar or key lexeme, ``r`` for a
-    grammar rule, ``""`` when it can be empty."""
-    if isinstance(node, Lit):
-        return frozenset(node.text[0] if node.text[0] in "{[," else "s")
-    if isinstance(node, Seq):
-        out: set[str] = set()
-        for i in node.items:
-            f = _firsts(i)
-            out |= f - {""}
-            if "" not in f:
-                return frozenset(out)
-        return frozenset(out | {""})
-    if isinstance(node, Alt):
-        return frozenset().union(*[_firsts(i) for i in node.items])
-    if isinstance(node, Rep):
-        return _firsts(node.item) | ({""} if node.lo == 0 else set())
-    if isinstance(node, Val):
-        return _firsts(node.item)
-    if isinstance(node, Members):
-        out = set().union(*[_firsts(n) - {""} for n, _, _ in node.items])
-        return frozenset(out | ({""} if node.min_count == 0 else set()))
-    if isinstance(node, Ref):
-        return frozenset("r")
-    return frozenset("s")
-
-
-def _longest_first(node: Node) -> tuple:
-    """Order of a union terminal's alternatives: lark's regex takes the first one that matches, so
-    numbers with a fraction go before integers (``0.5`` must not lex as ``0``), literals last and
-    longest first."""
-    if isinstance(node, Lit):
-        return (2, -len(node.text))
-    try:
-        text = to_regex(node)
-    except ValueError:
-        return (1, 0)
-    return (0 if "\\." in text else 1, 0)
+from ..errors import SchemaError, SchemaTooComplex, SpecTooComplex, UnsupportedSchema
+from .lark_nodes import (
+    drop_unproductive,
+    firsts,
+    has_ref,
+    is_lexeme,
+    longest_first,
+    nonempty,
+    nullable,
+    productive,
+    unval,
+)
 
 
 def _wrap(text: str) -> str:
@@ -222,12 +103,6 @@ _PLAIN = re.compile(r"[ !#-\[\]-~]+")  # printable ASCII without quote and backs
 _ANY = Ref("json_value")
 
 
-def _unval(node: Node) -> Node:
-    while isinstance(node, Val):
-        node = node.item
-    return node
-
-
 _MAX_TERMINAL_CHARS = 200_000  # regex text of one terminal; beyond it lark and the lexer take minutes
 
 
@@ -249,8 +124,6 @@ class _Writer:
             self.deadline.check("JSON schema grammar")
         rx = to_regex(node)
         if len(rx) > _MAX_TERMINAL_CHARS:
-            from ..errors import SchemaTooComplex
-
             raise SchemaTooComplex(
                 f"a terminal of the schema's grammar is {len(rx):,} characters of regex (limit "
                 f"{_MAX_TERMINAL_CHARS:,}): a value with many alternatives or counted parts next to a "
@@ -265,8 +138,6 @@ class _Writer:
         if node == EMPTY:
             return ""
         if node == NEVER:
-            from ..errors import SchemaError
-
             raise SchemaError("an empty language inside the schema's grammar")
         if nullable(node):
             ne = nonempty(node)
@@ -274,7 +145,7 @@ class _Writer:
         return self.term(node)
 
     def expr(self, node: Node) -> str:
-        if not _has_ref(node, self.memo):
+        if not has_ref(node, self.memo):
             return self.split(node)
         if isinstance(node, Ref):
             if node.name == "json_value":
@@ -285,7 +156,7 @@ class _Writer:
         if isinstance(node, Seq):
             return self.split(node)
         if isinstance(node, Alt):
-            if any(_unval(i) == _ANY for i in node.items):
+            if any(unval(i) == _ANY for i in node.items):
                 # any value already holds every alternative: keep it alone, or its terminals would
                 # compete with theirs for the same text
                 self.need_json = True
@@ -323,11 +194,11 @@ class _Writer:
         elif isinstance(node, Seq):
             for it in node.items:
                 self._emit(it, parts, seg, state)
-        elif state["string"] or _lexeme(node, self.lex_memo):
+        elif state["string"] or is_lexeme(node, self.lex_memo):
             seg.append(node)  # characters of the current string or number
         else:
             self._flush(parts, seg)
-            if _has_ref(node, self.memo):
+            if has_ref(node, self.memo):
                 t = self.group(node)
             elif isinstance(node, Val):
                 t = self.value_rule(node)
@@ -397,11 +268,11 @@ class _Writer:
             if it == EMPTY:
                 optional = True
                 continue
-            f = _firsts(it)
+            f = firsts(it)
             groups.setdefault(next(iter(f)) if len(f) == 1 else "?", []).append(it)
         alts: list[str] = []
         for kind, items in groups.items():
-            regular = [i for i in items if not _has_ref(i, self.memo)]
+            regular = [i for i in items if not has_ref(i, self.memo)]
             structured = [i for i in items if not (isinstance(i, Lit) and i.text in ("{}", "[]"))]
             if kind in "{[" and len(regular) < len(items):
                 # beside an object or array the parser builds from { [ tokens, a regular one must be
@@ -409,7 +280,7 @@ class _Writer:
                 alts.extend(self.split(i.item if isinstance(i, Val) else i) for i in items)
                 continue
             if kind == "?" or (
-                len(structured) > 1 and not (kind == "s" and all(_lexeme(i, self.lex_memo) for i in items))
+                len(structured) > 1 and not (kind == "s" and all(is_lexeme(i, self.lex_memo) for i in items))
             ):
                 alts.extend(self.expr(i) for i in items if i not in regular)
             elif kind == "s" and len(regular) > 1:
@@ -419,7 +290,7 @@ class _Writer:
                 continue
             if regular:  # one terminal for the alike-starting regular alternatives (as before)
                 merged = alt(
-                    *sorted((i.item if isinstance(i, Val) else i for i in regular), key=_longest_first)
+                    *sorted((i.item if isinstance(i, Val) else i for i in regular), key=longest_first)
                 )
                 if nullable(merged):
                     optional = True
@@ -435,7 +306,7 @@ class _Writer:
 
     def group(self, node: Node) -> str:
         text = self.expr(node)
-        if isinstance(node, Rep) and (node.lo, node.hi) == (0, 1) and _has_ref(node, self.memo):
+        if isinstance(node, Rep) and (node.lo, node.hi) == (0, 1) and has_ref(node, self.memo):
             return text  # already bracketed: [x]
         return _wrap(text)
 
@@ -488,8 +359,6 @@ class _Writer:
                     live.add(key)
                     changed = True
         if (0, 0, 0, False) not in live:
-            from ..errors import SchemaError
-
             raise SchemaError("object members admit no combination (minProperties/maxProperties/required)")
         for key, rule in names.items():
             if key not in live:
@@ -511,70 +380,22 @@ json_array: "[" [json_value ("," json_value)*] "]"
 """
 
 
-def _productive(node: Node, prod: set[str]) -> bool:
-    """Whether the language is non-empty when exactly the rules in ``prod`` are."""
-    if isinstance(node, Ref):
-        return node.name in prod or node.name == "json_value"
-    if isinstance(node, Seq):
-        return all(_productive(i, prod) for i in node.items)
-    if isinstance(node, Alt):
-        return any(_productive(i, prod) for i in node.items)
-    if isinstance(node, Rep):
-        return node.lo == 0 or _productive(node.item, prod)
-    if isinstance(node, Val):
-        return _productive(node.item, prod)
-    if isinstance(node, Members):
-        ok = [_productive(n, prod) for n, _, _ in node.items]
-        if any(lo > 0 and not good for (_, lo, _), good in zip(node.items, ok)):
-            return False
-        return sum(ok) >= min(node.min_count, 1)
-    return node != NEVER
-
-
-def _drop(node: Node, prod: set[str]) -> Node:
-    """``node`` with references to empty rules removed (alternatives dropped, sequences emptied)."""
-    if isinstance(node, Ref):
-        return node if node.name in prod or node.name == "json_value" else NEVER
-    if isinstance(node, Seq):
-        return seq(*[_drop(i, prod) for i in node.items])
-    if isinstance(node, Alt):
-        return alt(*[d for d in (_drop(i, prod) for i in node.items) if d != NEVER]) or NEVER
-    if isinstance(node, Rep):
-        return rep(_drop(node.item, prod), node.lo, node.hi)
-    if isinstance(node, Val):
-        inner = _drop(node.item, prod)
-        return NEVER if inner == NEVER else Val(inner)
-    if isinstance(node, Members):
-        items = []
-        for n, lo, hi in node.items:
-            d = _drop(n, prod)
-            if d == NEVER:
-                if lo > 0:
-                    return NEVER
-                continue
-            items.append((d, lo, hi))
-        return Members(tuple(items), node.sep, node.min_count, node.max_count) if items else NEVER
-    return node
-
-
 def to_lark(root: Node, rules: dict[str, Node], max_string_length: int | None = None, limits=None) -> str:
     """Lark text: ``start`` is ``root``; each rule of ``rules`` is a ``$ref`` target.
 
     Rules whose language is empty (a ``$ref`` to ``false``, contradictory definitions) are removed
     with every alternative that needs them. Raises `SchemaError` when nothing is left.
     """
-    from ..errors import SchemaError, SpecTooComplex
-
     prod: set[str] = set()
     changed = True
     while changed:
         changed = False
         for name, body in rules.items():
-            if name not in prod and _productive(body, prod):
+            if name not in prod and productive(body, prod):
                 prod.add(name)
                 changed = True
-    rules = {name: _drop(body, prod) for name, body in rules.items() if name in prod}
-    root = _drop(root, prod)
+    rules = {name: drop_unproductive(body, prod) for name, body in rules.items() if name in prod}
+    root = drop_unproductive(root, prod)
     if root == NEVER:
         raise SchemaError("the schema admits no JSON document at all (its constraints contradict each other)")
     w = _Writer(limits.deadline() if limits is not None else None)
@@ -587,8 +408,6 @@ def to_lark(root: Node, rules: dict[str, Node], max_string_length: int | None = 
     except SpecTooComplex:
         raise
     except ValueError as exc:  # an intersection inside a terminal that turned out empty
-        from ..errors import UnsupportedSchema
-
         raise UnsupportedSchema(
             f"a part of the schema admits no value only once its constraints are intersected ({exc}); the "
             "grammar engine needs each alternative's language to be non-empty",
