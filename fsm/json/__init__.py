@@ -1,7 +1,11 @@
 """fsm.json: JSON Schema semantics, translated into the language tree of `fsm.automata`.
 
-Owns `$ref` resolution, per-keyword translation, formats, patterns, the Lark writer used for
-left-recursive schemas, and the compile strategy that picks an automaton for a schema.
+One module per concern: `schema` (the `JsonSchema` spec), `strategy` (which automaton runs a
+schema: its docstring is the fallback table), `translator` (the core: mode, conjunctions, dispatch),
+`context` (`Loc`, `Excluded`, what the per-keyword modules see of the translator), `refs` (``$id``,
+``$ref``, the expansion stack), `keywords`, `values` (enum/const), `negation`, `one_of`, `strings`,
+`numbers`, `objects`, `arrays`, `layout`, `bounded_any`, `formats`, `patterns`, and the Lark writer
+(`lark_writer`, `lark_nodes`) used for recursive schemas.
 
 May import `fsm.automata`, the index layer and the foundation (`errors`, `limits`, `vocabulary`);
 `fsm.automata` never imports it.

@@ -57,6 +57,7 @@ class Loc:
     excluded: Excluded | None = None
 
     def at(self, *keys) -> Loc:
+        """The subschema under ``keys`` (e.g. ``"properties", "a"``), its pointer extended."""
         sub, ptr = self.schema, self.ptr
         for k in keys:
             sub = sub[k]

@@ -74,6 +74,7 @@ NO_CONSTRAINT = {
 
 
 def type_set(t: Any) -> set[str]:
+    """The type names of a ``type`` value (a string or a list), ``{"string"}`` for ``"string"``."""
     return (
         {t} if isinstance(t, str) else {x for x in t if isinstance(x, str)} if isinstance(t, list) else set()
     )
@@ -105,6 +106,7 @@ def meet(a: set[str], b: set[str]) -> set[str]:
 
 
 def count(v: Any, kw: str, loc: Loc) -> int:
+    """``v`` as a non-negative integer count (``2.0`` is 2), or `SchemaError` naming ``kw``."""
     if isinstance(v, float) and v.is_integer():
         v = int(v)
     if not isinstance(v, int) or isinstance(v, bool) or v < 0:
@@ -113,6 +115,7 @@ def count(v: Any, kw: str, loc: Loc) -> int:
 
 
 def num(v: Any, kw: str, loc: Loc):
+    """``v`` as a finite number, or `SchemaError` naming ``kw``."""
     if (
         isinstance(v, bool)
         or not isinstance(v, (int, float))
@@ -123,6 +126,7 @@ def num(v: Any, kw: str, loc: Loc):
 
 
 def types_of(s: dict, loc: Loc) -> set[str] | None:
+    """The types ``s`` declares (``nullable`` adds null), None when it declares none (or ``any``)."""
     t = s.get("type")
     if t is None:
         return None

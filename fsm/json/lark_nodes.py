@@ -32,6 +32,7 @@ from ..automata import (
 
 
 def has_ref(node: Node, memo: dict) -> bool:
+    """Whether ``node`` refers to a grammar rule anywhere (memoized in ``memo``)."""
     r = memo.get(node)
     if r is None:
         if isinstance(node, Ref):
@@ -149,6 +150,7 @@ def longest_first(node: Node) -> tuple:
 
 
 def unval(node: Node) -> Node:
+    """``node`` without its `Val` wrappers."""
     while isinstance(node, Val):
         node = node.item
     return node

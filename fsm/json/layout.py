@@ -20,9 +20,11 @@ class Layout:
 
     @property
     def colon(self) -> str:
+        """What follows a key: ``:`` or ``: ``."""
         return ":" if self.indent is None else ": "
 
     def sep(self, depth: int) -> str:
+        """What separates members at ``depth``: ``,`` or ``,`` and the next line's indent."""
         return "," if self.indent is None else ",\n" + " " * (self.indent * (depth + 1))
 
     def container(self, open_: str, close: str, body: Node, body_if_empty_allowed: bool, depth: int) -> Node:
@@ -35,6 +37,7 @@ class Layout:
         return alt(empty, seq(lit(open_ + "\n" + pad), body, lit("\n" + end + close)))
 
     def dump(self, value: Any, depth: int) -> str:
+        """``value`` as JSON text laid out at ``depth``."""
         if self.indent is None:
             return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
         text = json.dumps(value, indent=self.indent, ensure_ascii=False, allow_nan=False)

@@ -14,6 +14,7 @@ from .keywords import num
 
 
 def number_language(t: Context, schemas: list[Loc], integer: bool) -> Node:
+    """The numbers (or integers) valid against every schema in ``schemas``."""
     b = Bounds()
     multiples: list[int] = []
     for f in schemas:

@@ -28,6 +28,7 @@ class NeedsGrammar(Exception):
 
 
 def draft_of(schema: Any) -> int:
+    """The draft ``$schema`` names (3, 4, 6, 7, 2019, 2020), 2020 when it names none."""
     uri = schema.get("$schema", "") if isinstance(schema, dict) else ""
     if not isinstance(uri, str):
         return 2020

@@ -132,6 +132,7 @@ class JsonSchema:
         return "json:" + hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
     def translation(self, limits: Limits | None = None) -> tuple[Node | None, NeedsGrammar | None]:
+        """The translated tree, or why the schema needs rules (recursion); translated once."""
         if self._result is None:
             t = Translator(self.schema, self, limits or DEFAULT_LIMITS)
             try:

@@ -50,6 +50,7 @@ _KEY_KEYWORDS = {
 
 
 def string_language(t: Context, schemas: list[Loc]) -> Node:
+    """The strings valid against every schema in ``schemas`` (lengths, patterns, formats, `not`)."""
     lo, hi = 0, None
     langs: list[Node] = []
     for f in schemas:
@@ -96,6 +97,8 @@ def _string_complement(t: Context, s: dict, loc: Loc) -> Node:
 
 
 def string_node(lo: int, hi: int | None, langs: list[Node], schemas=()) -> Node:
+    """A JSON string of ``lo`` to ``hi`` characters whose decoded text is in every ``langs``
+    language and not a value a conjunct of ``schemas`` excludes."""
     if hi is not None and hi < lo:
         return NEVER
     excluded = set()

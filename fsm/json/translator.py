@@ -99,6 +99,7 @@ class Translator:
         return self.literals.is_valid(value, locs, flat)
 
     def tick(self) -> None:
+        """Count a step; every 64th checks the deadline."""
         self.calls += 1
         if self.calls & 63 == 0:
             self.deadline.check("translating the JSON schema")
@@ -110,6 +111,7 @@ class Translator:
         return budget
 
     def unsupported(self, keyword: str, loc: Loc, why: str = "") -> None:
+        """Raise `UnsupportedSchema` for ``keyword`` at ``loc``, or record it as ignored when lenient."""
         where = f"{loc.ptr}/{keyword}"
         msg = f"keyword {keyword!r} at {where} is not supported{': ' + why if why else ''}"
         if self.opts.lenient:

@@ -31,6 +31,7 @@ def canon(v: Any) -> str:
 
 
 def finite(v: Any) -> bool:
+    """Whether ``v`` is JSON (no NaN or infinity, nothing unserializable)."""
     try:
         json.dumps(v, allow_nan=False)
         return True
@@ -188,6 +189,8 @@ class LiteralCheck:
         return self._validator_cls
 
     def is_valid(self, value: Any, locs: list[Loc], flat: list[Loc] | None = None) -> bool:
+        """Whether ``value`` validates against every schema in ``locs`` (``flat``: their conjuncts,
+        for the quick check)."""
         if flat is not None:
             quick = quick_valid(value, flat, self.draft)
             if quick is not None:
@@ -200,6 +203,8 @@ class LiteralCheck:
 
 
 def finite_values(t: Context, locs: list[Loc]) -> list | None:
+    """The values valid for ``locs`` when their conjuncts allow finitely many (enum, const,
+    boolean); None otherwise."""
     flat = t.conjuncts(locs)
     values = None
     for f in flat:
@@ -225,6 +230,7 @@ def finite_values(t: Context, locs: list[Loc]) -> list | None:
 
 
 def excluded_value(v: Any, schemas: list[Loc]) -> bool:
+    """Whether a conjunct of ``schemas`` excludes ``v`` (a negated enum/const)."""
     c = canon(v)
     return any(
         c in set(map(canon, f.excluded.values))
