@@ -215,7 +215,7 @@ def main() -> None:
     for cls in (LLGuidance, XGrammar):
         try:
             engines.append(cls(tokenizer))
-        except Exception as exc:  # noqa: BLE001 - optional peers may fail to load in any way
+        except Exception as exc:
             print(f"# {cls.name} unavailable: {exc}")
 
     workloads = {"json": json_docs(2 * args.docs), "arithmetic": arithmetic_docs(2 * args.docs)}
@@ -244,7 +244,7 @@ def main() -> None:
                 for pname, tr in passes:
                     mask_t, adv_t = eng.run(compiled, tr)
                     row = (pct(mask_t, 50), pct(mask_t, 99), float(np.mean(mask_t) * 1e6), pct(adv_t, 50))
-                    results[(gname, label, pname)] = row + (compile_ms,)
+                    results[(gname, label, pname)] = (*row, compile_ms)
                     print(
                         f"{gname:<11}{label:<22}{compile_ms:>11.1f}{pname:>6}{len(mask_t):>8}"
                         f"{row[0]:>10.1f}{row[1]:>10.1f}{row[2]:>10.1f}{row[3]:>12.1f}"
@@ -257,7 +257,7 @@ def main() -> None:
                         f"{'':<11}{'  (eager: build_all)':<22}{(time.perf_counter() - t0) * 1e3:>11.1f}"
                         f"   rows={fresh.n_rows}, lexer states={fresh.lexer.n_states}"
                     )
-            except Exception as exc:  # noqa: BLE001 - report a peer's failure and go on
+            except Exception as exc:
                 print(f"{gname:<11}{label:<22} failed: {type(exc).__name__}: {str(exc)[:120]}")
 
     print("\n# ratios (peer / ours; > 1 means we are faster)")

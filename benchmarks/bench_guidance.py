@@ -121,13 +121,13 @@ def perplexities(model, prompts: list[list[int]], conts: list[list[int]]) -> lis
     out = []
     for i in range(0, len(prompts), 16):
         ps, cs = prompts[i : i + 16], conts[i : i + 16]
-        seqs = [p + c for p, c in zip(ps, cs)]
+        seqs = [p + c for p, c in zip(ps, cs, strict=True)]
         ids = torch.zeros((len(seqs), max(len(s) for s in seqs)), dtype=torch.long)
         for r, s in enumerate(seqs):
             ids[r, : len(s)] = torch.tensor(s)
         with torch.inference_mode():
             hidden = model.hf.model(input_ids=ids, use_cache=False).last_hidden_state
-            for r, (p, c) in enumerate(zip(ps, cs)):
+            for r, (p, c) in enumerate(zip(ps, cs, strict=True)):
                 if c:
                     logp = torch.log_softmax(
                         model.hf.lm_head(hidden[r, len(p) - 1 : len(p) - 1 + len(c)]).float(), -1

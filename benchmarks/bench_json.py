@@ -20,6 +20,7 @@ Engines: ours (``fsm.JsonSchema``), and llguidance / xgrammar / outlines-core wh
 from __future__ import annotations
 
 import argparse
+import contextlib
 import glob
 import json
 import multiprocessing as mp
@@ -337,23 +338,31 @@ def main(argv=None) -> None:
     names = [n for n in args.engines.split(",") if n and _available(n)]
     print(f"{len(items)} schemas; engines: {', '.join(names)}", flush=True)
     results: dict[str, list] = {n: [] for n in names}
-    out = open(args.out, "a") if args.out else None
-    for name in names:
-        runner = Runner(name, args.timeout)
-        t0 = time.time()
-        for i, (sub, sid, schema, inst) in enumerate(items):
-            try:
-                rec = runner.run(schema, inst)
-            except Exception:
-                rec = {"ok": False, "t": args.timeout, "err": traceback.format_exc(limit=1)[-200:]}
-            rec.update(engine=name, subset=sub, id=sid)
-            results[name].append(rec)
-            if out:
-                out.write(json.dumps(rec) + "\n")
-                out.flush()
-        runner.close()
-        print(f"  {name}: {time.time() - t0:.0f} s", flush=True)
+    with contextlib.ExitStack() as stack:
+        out = stack.enter_context(open(args.out, "a")) if args.out else None
+        for name in names:
+            results[name] = _run_engine(name, items, args.timeout, out)
     _report(items, names, results)
+
+
+def _run_engine(name: str, items, timeout: float, out) -> list:
+    """Every schema through one engine's worker; each record also appended to ``out`` (jsonl) when given."""
+    runner = Runner(name, timeout)
+    t0 = time.time()
+    records = []
+    for sub, sid, schema, inst in items:
+        try:
+            rec = runner.run(schema, inst)
+        except Exception:  # deliberately broad: a worker failure is this schema's record, not the run's end
+            rec = {"ok": False, "t": timeout, "err": traceback.format_exc(limit=1)[-200:]}
+        rec.update(engine=name, subset=sub, id=sid)
+        records.append(rec)
+        if out:
+            out.write(json.dumps(rec) + "\n")
+            out.flush()
+    runner.close()
+    print(f"  {name}: {time.time() - t0:.0f} s", flush=True)
+    return records
 
 
 def _report(items, names: list[str], results: dict[str, list]) -> None:
@@ -364,7 +373,7 @@ def _report(items, names: list[str], results: dict[str, list]) -> None:
         head += f" | {n[:10]:>10s} cov  p50ms  p90ms acc-inv"
     print(head)
     totals = {n: [] for n in names}
-    for sub in subsets + ["ALL"]:
+    for sub in [*subsets, "ALL"]:
         line = ""
         for n in names:
             rs = [r for r in results[n] if sub == "ALL" or r["subset"] == sub]

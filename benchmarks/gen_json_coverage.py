@@ -16,6 +16,7 @@ import json
 import os
 import sys
 import warnings
+from pathlib import Path
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
@@ -361,7 +362,7 @@ def _suite() -> tuple[str, list[str]]:
     groups = ok = invalid = valid = 0
     rows = []
     for path in sorted(glob.glob(os.path.join(root, "*.json"))):
-        for g in json.load(open(path)):
+        for g in json.loads(Path(path).read_text()):
             groups += 1
             try:
                 index = fsm.compile(JsonSchema(g["schema"]), vocab, cache=False)

@@ -27,7 +27,7 @@ def main(path: Path = DATA) -> None:
     extract = guide.Generator(guide.load(), Person, max_new_tokens=40)
     prompts = [f"Extract the person's name and age as JSON.\nText: {r['prompt']}" for r in rows]
     people = extract.batch(prompts, errors="return")  # a failed row holds its exception, the rest go on
-    for row, person in zip(rows, people):
+    for row, person in zip(rows, people, strict=True):
         out = {"id": row["id"]}
         if isinstance(person, Person):
             out["person"] = person.model_dump()

@@ -22,7 +22,7 @@ def main() -> None:
         for r in REVIEWS
     ]
     labels = classify.batch(prompts)  # one batched run for all reviews
-    for review, label in zip(REVIEWS, labels):
+    for review, label in zip(REVIEWS, labels, strict=True):
         assert label in ("positive", "negative", "neutral")
         print(f"{label:>8}  {review}")
 

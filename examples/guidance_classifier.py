@@ -31,7 +31,7 @@ def main() -> None:
     ]:
         print(f"-- {name}")
         for prompt, out in zip(
-            PROMPTS, guide.generate(source, PROMPTS, constraint=sentence, max_new_tokens=40)
+            PROMPTS, guide.generate(source, PROMPTS, constraint=sentence, max_new_tokens=40), strict=True
         ):
             print(f"   [{plain_language([out.text])[0]:5.1f}] {prompt}{out.text}")
 

@@ -25,7 +25,9 @@ def main() -> None:
         ("expert alone", model),
         ("contrastive", Contrastive(model, amateur, alpha=0.1, beta=0.5)),
     ]:
-        for q, o in zip(QUESTIONS, guide.generate(source, QUESTIONS, constraint=sentence, max_new_tokens=36)):
+        for q, o in zip(
+            QUESTIONS, guide.generate(source, QUESTIONS, constraint=sentence, max_new_tokens=36), strict=True
+        ):
             print(f"{name:<13} {q:<44}{o.text}")
 
 

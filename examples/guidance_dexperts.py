@@ -27,7 +27,7 @@ def main() -> None:
     ]:
         print(f"-- {name}")
         for prompt, out in zip(
-            PROMPTS, guide.generate(source, PROMPTS, constraint=sentence, max_new_tokens=25)
+            PROMPTS, guide.generate(source, PROMPTS, constraint=sentence, max_new_tokens=25), strict=True
         ):
             print(f"   {prompt}{out.text}")
 

@@ -27,7 +27,9 @@ def main() -> None:
         r"\n1\. [A-Z][^\n]{5,80}\n2\. [A-Z][^\n]{5,80}\n3\. [A-Z][^\n]{5,80}"
     )  # the format, enforced
     for name, src in [("raw base", model), ("proxy-tuned", source)]:
-        for q, o in zip(QUESTIONS, guide.generate(src, QUESTIONS, constraint=numbered, max_new_tokens=75)):
+        for q, o in zip(
+            QUESTIONS, guide.generate(src, QUESTIONS, constraint=numbered, max_new_tokens=75), strict=True
+        ):
             print(f"-- {name}: {q}{o.text}")
 
 

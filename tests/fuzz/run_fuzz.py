@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 import traceback
 from pathlib import Path
@@ -18,8 +17,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-import fsm  # noqa: E402
-from tests.fuzz.strategies import maybe_broken_regexes, python_accepts  # noqa: E402
+import fsm
+from tests.fuzz.strategies import maybe_broken_regexes, python_accepts
 
 LIMITS = fsm.Limits(max_seconds=5.0, max_states=50_000, max_regex_positions=10_000)
 

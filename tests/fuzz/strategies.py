@@ -7,7 +7,7 @@ import re
 from hypothesis import strategies as st
 
 _LITERALS = st.sampled_from(
-    list('abcxyz019 -_.é日🎉"\\\n') + ["\\d", "\\w", "\\s", "\\.", "\\(", "\\)", "\\\\", "\\u00e9"]
+    [*list('abcxyz019 -_.é日🎉"\\\n'), "\\d", "\\w", "\\s", "\\.", "\\(", "\\)", "\\\\", "\\u00e9"]
 )
 _CLASSES = st.sampled_from(["[a-c]", "[^a-c]", "[0-9]", '[^"\\\\]', "[\\w.]", "[^\\n]", "[é-ë]", "."])
 _BROKEN = st.sampled_from(

@@ -178,7 +178,7 @@ def test_sampled_constrained_rows_match_their_spec(model, jump):
         seed=0,
         jump_forward=jump,
     )
-    for spec, o in zip(specs, outs):
+    for spec, o in zip(specs, outs, strict=True):
         assert o.finish_reason == "constraint", (spec, o)
         assert re.fullmatch(spec.pattern, o.text), (spec.pattern, o.text)
         m = _replay(fsm.compile(spec, model.vocabulary), o.token_ids)

@@ -307,7 +307,7 @@ def test_a_model_path_loads_the_model(model_dir):
 
 
 def test_bad_model_argument(model):
-    with pytest.raises(TypeError, match="expected a guide.Model"):
+    with pytest.raises(TypeError, match=r"expected a guide\.Model"):
         guide.Generator(42, int)
     with pytest.raises(fsm.SpecError):
         guide.Generator(model, guide.Regex("(unclosed"))

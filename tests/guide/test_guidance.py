@@ -102,7 +102,10 @@ def check(participants, combine, got, matchers=None, eos=2, min_tokens=12):
         assert len(g) >= min_tokens, (r, g)
     logits = [
         all_logits(
-            hf, [p + g for p, g in zip(prompts, got)], [len(p) for p in prompts], [len(g) for g in got]
+            hf,
+            [p + g for p, g in zip(prompts, got, strict=True)],
+            [len(p) for p in prompts],
+            [len(g) for g in got],
         )
         for hf, prompts in participants
     ]
@@ -145,7 +148,7 @@ def nucleus_ref(z: torch.Tensor, p: float) -> torch.Tensor:
 def loop_tokens(source, prompts, budgets=BUDGETS, **kw):
     """Greedy tokens of the generate loop, EOS banned so every row runs its whole budget."""
     outs = guide.generate(source, prompts, max_new_tokens=budgets, logit_bias={2: NEG_INF}, **kw)
-    for o, b in zip(outs, budgets):
+    for o, b in zip(outs, budgets, strict=True):
         assert len(o.token_ids) == b
     return [o.token_ids for o in outs], outs
 
@@ -308,7 +311,7 @@ def check_fudge(model, prompt_ids, classify, weight, k, got, matchers=None, min_
         out = torch.full_like(logp, NEG_INF)
         for r in range(logp.shape[0]):
             vals, idx = logp[r].topk(k)
-            for v, t in zip(vals.tolist(), idx.tolist()):
+            for v, t in zip(vals.tolist(), idx.tolist(), strict=True):
                 if v != NEG_INF:
                     out[r, t] = v + weight * classify(gen[r] + [t])
         return out
@@ -369,7 +372,7 @@ def test_degenerate_settings_equal_the_plain_model(model, prompt_ids, plain):
     short = [6, 8, 7]
     for source in sources:
         got, _ = loop_tokens(source, PROMPTS, budgets=short)
-        assert got == [p[:b] for p, b in zip(plain, short)], type(source).__name__
+        assert got == [p[:b] for p, b in zip(plain, short, strict=True)], type(source).__name__
     # exactly, not just in argmax: the same logits as the model
     _, want = model.prefill(prompt_ids)
     for source in (sources[0], sources[3], sources[4]):

@@ -95,7 +95,7 @@ def test_constrained_completions_match_their_spec(model):
         model.chat("Make up an email address for John Smith."),
     ]
     outs = guide.generate(model, prompts, constraint=list(SPECS.values()), max_new_tokens=48)
-    for spec, o in zip(SPECS.values(), outs):
+    for spec, o in zip(SPECS.values(), outs, strict=True):
         pattern = spec.to_regex()
         assert o.finish_reason == "constraint", (pattern, o)
         assert re.fullmatch(pattern, o.text), (pattern, o.text)
