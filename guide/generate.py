@@ -14,11 +14,9 @@ arrive. Both run the same loop:
 
 from __future__ import annotations
 
-import functools
-import inspect
 from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import torch
 
@@ -37,8 +35,6 @@ FINISH_REASONS = ("eos", "constraint", "stop", "length")
 # One prompt (text, or token ids) or a list of those.
 Prompts = str | Sequence[int] | Sequence[str | Sequence[int]]
 
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
 _T = TypeVar("_T")
 
 
@@ -125,42 +121,31 @@ def stream(
     return runner.completions()
 
 
-def _runs_to_end(
-    core: Callable[_P, Generator[Any, None, _R]],
-) -> Callable[[Callable[..., _R]], Callable[_P, _R]]:
-    """Make the decorated function take ``core``'s parameters (one list, one set of defaults) and
-    return what ``core`` returns after running it to the end; only its own docstring is kept."""
-
-    def wrap(shell: Callable[..., _R]) -> Callable[_P, _R]:
-        @functools.wraps(shell)
-        def run(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-            steps = core(*args, **kwargs)
-            while True:
-                try:
-                    next(steps)
-                except StopIteration as done:
-                    return done.value
-
-        del run.__wrapped__  # the signature is core's, not the shell's
-        shell_return = inspect.signature(shell).return_annotation
-        run.__signature__ = inspect.signature(core).replace(return_annotation=shell_return)  # type: ignore[attr-defined]
-        run.__annotations__ = {**core.__annotations__, "return": shell.__annotations__.get("return")}
-        return run
-
-    return wrap
-
-
-@_runs_to_end(stream)
-def generate(*args: Any, **kwargs: Any) -> list[Completion]:
+def generate(
+    source: LogitsSource,
+    prompts: Prompts,
+    constraint: Constraint | list[Constraint] = None,
+    max_new_tokens: int | Sequence[int] = 256,
+    stop: str | Sequence[str] | None = None,
+    seed: int | Sequence[int | None] | None = None,
+    jump_forward: bool = True,
+    **sampling: Any,
+) -> list[Completion]:
     """Generate one `Completion` per prompt from a `LogitsSource` (a `guide.Model` or a guidance combination).
 
-    Same parameters, order and defaults as `stream` (it runs `stream` to the end and returns its value).
+    Same parameters, order and defaults as `stream` (tests/guide check the two signatures are equal):
+    it runs `stream` to the end and returns its value.
 
     >>> model = guide.load()                                                         # doctest: +SKIP
     >>> guide.generate(model, "Year: ", fsm.Regex(r"\\d{4}"))[0].text                # doctest: +SKIP
     '2023'
     """
-    raise NotImplementedError  # never runs: `_runs_to_end` runs `stream` with these arguments
+    steps = stream(source, prompts, constraint, max_new_tokens, stop, seed, jump_forward, **sampling)
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value
 
 
 stream.__doc__ = (stream.__doc__ or "") + _PARAMETERS_DOC
