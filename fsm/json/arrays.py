@@ -29,7 +29,7 @@ def array_language(t: Context, schemas: list[Loc], depth: int) -> Node:
 
     def locs_at(i: int) -> list[Loc]:
         out = []
-        for p, r in zip(prefixes, rests):
+        for p, r in zip(prefixes, rests, strict=True):
             if i < len(p):
                 out.append(p[i])
             elif r is not None:

@@ -170,7 +170,7 @@ def productive(node: Node, prod: set[str]) -> bool:
         return productive(node.item, prod)
     if isinstance(node, Members):
         ok = [productive(n, prod) for n, _, _ in node.items]
-        if any(lo > 0 and not good for (_, lo, _), good in zip(node.items, ok)):
+        if any(lo > 0 and not good for (_, lo, _), good in zip(node.items, ok, strict=True)):
             return False
         return sum(ok) >= min(node.min_count, 1)
     return node != NEVER

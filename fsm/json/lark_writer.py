@@ -279,11 +279,14 @@ class _Writer:
                 # built from the same tokens: a whole-value terminal starting with { would swallow them
                 alts.extend(self.split(i.item if isinstance(i, Val) else i) for i in items)
                 continue
-            if kind == "?" or (
-                len(structured) > 1 and not (kind == "s" and all(is_lexeme(i, self.lex_memo) for i in items))
+            if (
+                kind == "?"
+                or (
+                    len(structured) > 1
+                    and not (kind == "s" and all(is_lexeme(i, self.lex_memo) for i in items))
+                )
+                or (kind == "s" and len(regular) > 1)
             ):
-                alts.extend(self.expr(i) for i in items if i not in regular)
-            elif kind == "s" and len(regular) > 1:
                 alts.extend(self.expr(i) for i in items if i not in regular)
             else:
                 alts.extend(self.split(i.item if isinstance(i, Val) else i) for i in items)

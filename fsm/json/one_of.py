@@ -31,7 +31,7 @@ def check_exclusive(t: Context, base: list[Loc], loc: Loc, nodes: list[Node]) ->
 
 def _excludes(t: Context, base: list[Loc], a: Loc, b: Loc) -> bool:
     """True when every value valid for ``base + a`` is invalid for ``b``."""
-    fa, fb = _facts(t, base + [a]), _facts(t, [b])
+    fa, fb = _facts(t, [*base, a]), _facts(t, [b])
     if fa is None or fb is None:
         return False
     if not (fa.types & fb.types):

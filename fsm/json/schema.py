@@ -55,7 +55,7 @@ def _load(schema: Any) -> Any:
     if isinstance(schema, type) and hasattr(schema, "model_json_schema"):
         try:
             return schema.model_json_schema()
-        except Exception as exc:  # noqa: BLE001 - pydantic raises many kinds; all mean "no schema"
+        except Exception as exc:  # deliberately broad: pydantic raises many kinds; all mean "no schema"
             raise SchemaError(
                 f"pydantic could not produce a JSON schema for {schema.__name__}: {exc}"
             ) from None

@@ -125,7 +125,7 @@ class Translator:
         # have raised), so the same schemas at the same depth give the same tree: share it.
         key = (tuple((id(loc.schema), loc.base, loc.excluded) for loc in locs), depth)
         hit = self._memo.get(key)
-        if hit is not None and all(a.schema is b.schema for a, b in zip(hit[0], locs)):
+        if hit is not None and all(a.schema is b.schema for a, b in zip(hit[0], locs, strict=True)):
             return hit[1]
         node = self._value(locs, depth)
         self._memo[key] = (tuple(locs), node)
@@ -298,7 +298,7 @@ class Translator:
         for kw, name, dep in deps:
             absent = {"properties": {name: False}}
             if isinstance(dep, list):
-                present: Any = {"required": [name] + list(dep)}
+                present: Any = {"required": [name, *dep]}
             else:
                 present = {"allOf": [{"required": [name]}, dep]}
             out.append(Loc({"anyOf": [absent, present]}, f"{loc.ptr}/{kw}/{name}", loc.base))
@@ -311,8 +311,8 @@ class Translator:
         if not isinstance(branches, list) or not branches:
             raise SchemaError(f"{kw} at {loc.ptr or '/'} must be a non-empty array")
         rest = {k: v for k, v in loc.schema.items() if k != kw}
-        base = flat[:i] + [Loc(rest, loc.ptr, loc.base)] + flat[i + 1 :]
-        nodes = [self.value(base + [loc.at(kw, j)], depth) for j in range(len(branches))]
+        base = [*flat[:i], Loc(rest, loc.ptr, loc.base), *flat[i + 1 :]]
+        nodes = [self.value([*base, loc.at(kw, j)], depth) for j in range(len(branches))]
         if kw == "oneOf" and self.opts.oneof != "anyof":
             check_exclusive(self, base, loc, nodes)
         return alt(*nodes)

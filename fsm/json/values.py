@@ -153,7 +153,7 @@ def validator_view(schema: Any) -> Any:
             subs = schema.get(kw)
             if isinstance(subs, list):
                 view = [validator_view(x) for x in subs]
-                if any(a is not b for a, b in zip(view, subs)):
+                if any(a is not b for a, b in zip(view, subs, strict=True)):
                     schema = {**schema, kw: view}
     return schema
 
@@ -198,7 +198,9 @@ class LiteralCheck:
         v = self.validator()
         try:
             return all(v.evolve(schema=self.view(loc.schema)).is_valid(value) for loc in locs)
-        except Exception as exc:  # noqa: BLE001 - a schema jsonschema cannot evaluate (bad regex, remote ref)
+        except (
+            Exception
+        ) as exc:  # deliberately broad: a schema jsonschema cannot evaluate (bad regex, remote ref)
             raise SchemaError(f"cannot evaluate enum/const values against the schema: {exc}") from None
 
 
