@@ -10,8 +10,10 @@ True
 """
 
 from .automata import ByteDFA
+from .bitmask import pack_bitmask, unpack_bitmask
 from .compiler import VERSION as __version__
 from .compiler import clear_memory_cache, compile, save
+from .dfa_index import RegexIndex
 from .errors import (
     GrammarError,
     RegexError,
@@ -23,14 +25,12 @@ from .errors import (
     UnsupportedSchema,
     VocabularyError,
 )
-from .index import RegexIndex, pack_bitmask, unpack_bitmask
+from .index import Index
 from .limits import Limits
 from .matcher import Matcher
 from .regex import Choice, Regex, regex_to_dfa
 from .spec import Spec
 from .vocabulary import Vocabulary
-
-Index = RegexIndex
 
 
 def __getattr__(name):

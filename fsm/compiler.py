@@ -11,9 +11,11 @@ import numpy as np
 
 from .automata import ByteDFA
 from .cache import DiskCache, cache_root
+from .dfa_index import DfaIndex
 from .errors import SpecError
-from .index import FINISHED, RegexIndex, Row
+from .index import Index
 from .limits import DEFAULT_LIMITS, Limits
+from .rows import FINISHED, Row
 from .spec import Spec
 from .vocabulary import Vocabulary
 
@@ -24,11 +26,13 @@ _lock = threading.Lock()
 _memory: "OrderedDict[tuple, Any]" = OrderedDict()
 
 
-def _spec_of(spec: Any):
+def _spec_of(spec: Any) -> Spec:
     """Accept spec objects; turn obvious shorthands (pydantic class, schema dict) into specs."""
     if isinstance(spec, Spec):
         return spec
     if isinstance(spec, dict) or (isinstance(spec, type) and hasattr(spec, "model_json_schema")):
+        # Deliberate lazy load: the JSON Schema front end is big and only this shorthand needs it here
+        # (`import fsm` loads it lazily too).
         from .json.schema import JsonSchema
 
         return JsonSchema(spec)
@@ -47,11 +51,12 @@ def _disk_key(spec_fp: str, vocab: Vocabulary) -> str:
     return hashlib.sha256(f"{spec_fp}|{vocab.fingerprint}|{VERSION}".encode()).hexdigest()[:40]
 
 
-def compile(spec: Any, vocab: Vocabulary, limits: Limits | None = None, cache: bool = True):
+def compile(spec: Any, vocab: Vocabulary, limits: Limits | None = None, cache: bool = True) -> Index:
     """Compile ``spec`` for ``vocab`` into an immutable index shared by all matchers.
 
+    >>> import fsm
     >>> v = Vocabulary([b"a", b"b", None], eos_token_ids=[2])
-    >>> compile(Regex("ab*"), v).matcher().allowed_token_ids().tolist()
+    >>> compile(fsm.Regex("ab*"), v).matcher().allowed_token_ids().tolist()
     [0]
     """
     spec = _spec_of(spec)
@@ -71,7 +76,7 @@ def compile(spec: Any, vocab: Vocabulary, limits: Limits | None = None, cache: b
         index = _load(disk, _disk_key(spec.fingerprint, vocab), vocab, spec.fingerprint, limits)
     if index is None:
         index = spec.build_index(vocab, limits)
-        if disk is not None and isinstance(index, RegexIndex):
+        if disk is not None and isinstance(index, DfaIndex):
             save(index, disk)
     if cache:
         with _lock:
@@ -93,16 +98,16 @@ def clear_memory_cache() -> None:
         _memory.clear()
 
 
-def save(index: RegexIndex, disk: DiskCache | None = None) -> bool:
+def save(index: DfaIndex, disk: DiskCache | None = None) -> bool:
     """Persist an index's automaton and the rows computed so far."""
     if disk is None:
         root = cache_root()
         if root is None:
             return False
         disk = DiskCache(root)
-    with index._lock:
-        states = np.array(sorted(index._rows), dtype=np.int32)
-        rows = [index._rows[int(s)] for s in states]
+    computed = index.computed_rows()
+    states = np.array(sorted(computed), dtype=np.int32)
+    rows = [computed[int(s)] for s in states]
     lens = np.array([len(r.tokens) for r in rows], dtype=np.int64)
     arrays = {
         "table": index.dfa.table,
@@ -117,24 +122,20 @@ def save(index: RegexIndex, disk: DiskCache | None = None) -> bool:
     return disk.put(_disk_key(index.fingerprint, index.vocabulary), arrays)
 
 
-def _load(
-    disk: DiskCache, key: str, vocab: Vocabulary, fingerprint: str, limits: Limits
-) -> RegexIndex | None:
+def _load(disk: DiskCache, key: str, vocab: Vocabulary, fingerprint: str, limits: Limits) -> DfaIndex | None:
     arrays = disk.get(key)
     if arrays is None:
         return None
     try:
         dfa = ByteDFA(arrays["table"], arrays["byte_class"], int(arrays["initial"][0]), arrays["accepting"])
-        index = RegexIndex.__new__(RegexIndex)
-        RegexIndex.__init__(index, dfa, vocab, fingerprint=fingerprint, limits=limits)
+        index = DfaIndex(dfa, vocab, fingerprint=fingerprint, limits=limits)
         offs = np.concatenate([[0], np.cumsum(arrays["row_lens"])])
+        rows = {}
         for i, s in enumerate(arrays["row_states"].tolist()):
             tok = arrays["row_tokens"][offs[i] : offs[i + 1]]
             nxt = arrays["row_next"][offs[i] : offs[i + 1]]
-            index._rows[s] = Row(tok, nxt, bool((nxt != FINISHED).any()))
+            rows[s] = Row(tok, nxt, bool((nxt != FINISHED).any()))
+        index.restore_rows(rows)
         return index
     except Exception:
         return None
-
-
-from .regex import Regex  # noqa: E402  (doctest name)

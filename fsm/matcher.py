@@ -1,64 +1,108 @@
-"""The per-sequence cursor over a token index: masks, advancing, forced continuations, rollback."""
+"""`fsm.Matcher`: the per-sequence cursor over a token index, one contract for every index kind.
+
+A matcher holds a state of its index and the states it passed through, so copies and rollbacks are
+O(1) per token; the index holds everything shared (rows, masks), so matchers are cheap to create.
+This base class holds the whole contract — EOS handling, bitmasks, rollback, forced tokens — and
+asks its subclass only how its index answers for one state (`allowed ids`, `bitmask`, the next state
+of a token or a byte, whether the state accepts and whether any text token is left).
+"""
 
 from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from .errors import TokenRejected
-from .index import FINISHED, RegexIndex
+from .token_walk import tokenize_longest
+
+if TYPE_CHECKING:
+    from .index import Index
+
+_MAX_FORCED_BYTES = 4096  # forced runs longer than this are cut (a cap, not a language property)
 
 
-class Matcher:
+class Matcher(ABC):
     """Tracks one sequence through a compiled index. Cheap to create, copy and roll back.
 
-    >>> from fsm.vocabulary import Vocabulary
-    >>> from fsm.regex import regex_to_dfa
-    >>> v = Vocabulary([b"a", b"b", b"ab", None], eos_token_ids=[3])
-    >>> m = RegexIndex(regex_to_dfa("ab"), v).matcher()
+    Every index's ``matcher()`` returns one; the contract: ``allowed_token_ids()`` is sorted and
+    equals the bits ``fill_bitmask`` sets; it contains the EOS ids exactly when ``is_accepting()``;
+    ``advance`` raises `TokenRejected` outside it; after EOS only EOS is allowed (padding).
+
+    >>> import fsm
+    >>> v = fsm.Vocabulary([b"a", b"b", b"ab", None], eos_token_ids=[3])
+    >>> m = fsm.compile(fsm.Regex("ab"), v).matcher()
     >>> m.advance(2); m.is_accepting(), m.allowed_token_ids().tolist()
     (True, [3])
     """
 
-    __slots__ = ("_index", "_state", "_history")
+    __slots__ = ("_history", "_index", "_state")
 
-    def __init__(self, index: RegexIndex, state: int | None = None):
+    FINISHED: ClassVar[Any]  # the state after EOS (a value no other state of the index takes)
+
+    def __init__(self, index: Index, state: Any = None):
         self._index = index
         self._state = index.initial_state if state is None else state
-        self._history: list[int] = []
+        self._history: list = []
 
+    # -- what a subclass answers for its current, unfinished state -----------------------------
+    @abstractmethod
+    def _allowed_ids(self) -> np.ndarray:
+        """Sorted int32 ids allowed in the current state (EOS included when accepting)."""
+
+    @abstractmethod
+    def _bitmask(self) -> np.ndarray:
+        """Packed mask of `_allowed_ids`."""
+
+    @abstractmethod
+    def _next_state(self, token_id: int) -> Any:
+        """The state after ``token_id`` (FINISHED for EOS); raises `TokenRejected` when not allowed."""
+
+    @abstractmethod
+    def _accepting(self) -> bool:
+        """The text so far is complete."""
+
+    @abstractmethod
+    def _has_text(self) -> bool:
+        """Some non-EOS token is allowed now."""
+
+    @abstractmethod
+    def _after_byte(self, state: Any, byte: int) -> Any:
+        """The state after ``byte``, which the index reported as the only one allowed in ``state``."""
+
+    def _moved(self) -> None:
+        """Called after the state changed (subclasses drop per-state caches here)."""
+
+    # -- the contract ------------------------------------------------------------------------
     @property
-    def index(self) -> RegexIndex:
+    def index(self) -> Index:
         return self._index
 
     @property
-    def state(self) -> int:
+    def state(self) -> Any:
+        """The index state this matcher is in (`FINISHED` after EOS)."""
         return self._state
+
+    @property
+    def n_consumed(self) -> int:
+        """Tokens advanced so far (and not rolled back)."""
+        return len(self._history)
 
     def allowed_token_ids(self) -> np.ndarray:
         """Sorted int32 ids allowed next; contains the EOS ids exactly when accepting."""
-        if self._state == FINISHED:
-            return self._index._eos
-        return self._index.row(self._state).tokens
+        if self._state == self.FINISHED:
+            return self._index.eos_ids
+        return self._allowed_ids()
 
     def fill_bitmask(self, out: np.ndarray) -> None:
         """Write the allowed set into ``out`` as ceil(V/32) int32 words (bit i set = token i allowed)."""
-        if self._state == FINISHED:
-            out[: len(self._eos_words())] = self._eos_words()
-            return
-        bm = self._index.bitmask(self._state)
+        bm = self._index.eos_bitmask if self._state == self.FINISHED else self._bitmask()
         out[: len(bm)] = bm
 
-    def _eos_words(self) -> np.ndarray:
-        idx = self._index
-        bm = getattr(idx, "_eos_bitmask", None)
-        if bm is None:
-            from .index import pack_bitmask
-
-            bm = pack_bitmask(idx._eos, idx.vocabulary.size)
-            idx._eos_bitmask = bm
-        return bm
-
     def is_allowed(self, token_id: int) -> bool:
+        """True when ``advance(token_id)`` would succeed."""
         toks = self.allowed_token_ids()
         i = int(np.searchsorted(toks, token_id))
         return i < len(toks) and int(toks[i]) == token_id
@@ -66,20 +110,17 @@ class Matcher:
     def advance(self, token_id: int) -> None:
         """Consume one token; raises `TokenRejected` if it is outside the current mask."""
         token_id = int(token_id)
-        if self._state == FINISHED:
-            if token_id in self._index._eos_set:  # padding a finished row with EOS is harmless
-                self._history.append(FINISHED)
+        if self._state == self.FINISHED:
+            if token_id in self._index.eos_set:  # padding a finished row with EOS is harmless
+                self._history.append(self.FINISHED)
                 return
             raise TokenRejected(token_id, f"token {token_id} after EOS: the sequence is already finished")
-        row = self._index.row(self._state)
-        toks = row.tokens
-        i = int(np.searchsorted(toks, token_id))
-        if i >= len(toks) or int(toks[i]) != token_id:
-            raise TokenRejected(token_id)
+        nxt = self._next_state(token_id)
         self._history.append(self._state)
-        self._state = int(row.next_states[i])
+        self._state = nxt
+        self._moved()
 
-    def accepts_tokens(self, token_ids) -> bool:
+    def accepts_tokens(self, token_ids: Iterable[int]) -> bool:
         """True when the tokens can be consumed in order from here (the matcher is not changed)."""
         m = self.copy()
         try:
@@ -91,27 +132,27 @@ class Matcher:
 
     def is_accepting(self) -> bool:
         """True when the text so far is a complete match (EOS is allowed)."""
-        return self._index.is_accepting_state(self._state)
+        return self._state == self.FINISHED or self._accepting()
 
     def is_finished(self) -> bool:
         """True when EOS was consumed, or the text is complete and no further text token is possible."""
-        if self._state == FINISHED:
+        if self._state == self.FINISHED:
             return True
-        return self.is_accepting() and not self._index.row(self._state).has_text
+        return self._accepting() and not self._has_text()
 
     def forced_bytes(self) -> bytes:
         """The bytes every continuation must start with (empty when there is a choice now)."""
-        if self._state == FINISHED:
+        if self._state == self.FINISHED:
             return b""
         out = bytearray()
         s = self._state
-        dfa = self._index.dfa
-        while len(out) < 4096:
-            b = self._index.single_byte(s)
+        idx = self._index
+        while len(out) < _MAX_FORCED_BYTES:
+            b = idx.single_byte(s)
             if b < 0:
                 break
             out.append(b)
-            s = dfa.step(s, b)
+            s = self._after_byte(s, b)
         return bytes(out)
 
     def forced_tokens(self) -> list[int]:
@@ -121,8 +162,10 @@ class Matcher:
             return []
         return tokenize_longest(self._index.vocabulary.trie, data)
 
-    def copy(self) -> "Matcher":
-        m = Matcher(self._index, self._state)
+    def copy(self) -> Matcher:
+        """An independent matcher in the same state with the same history."""
+        m = type(self)(self._index)
+        m._state = self._state  # not via the constructor: a FINISHED of None would read as "start"
         m._history = self._history.copy()
         return m
 
@@ -133,47 +176,16 @@ class Matcher:
         if n:
             self._state = self._history[-n]
             del self._history[-n:]
+            self._moved()
 
     def reset(self) -> None:
+        """Back to the start, history cleared."""
         self._state = self._index.initial_state
         self._history.clear()
-
-    @property
-    def n_consumed(self) -> int:
-        return len(self._history)
+        self._moved()
 
     def __repr__(self) -> str:
-        return f"Matcher(state={self._state}, consumed={len(self._history)}, accepting={self.is_accepting()})"
-
-
-def tokenize_longest(trie, data: bytes) -> list[int]:
-    """Greedy longest-match tokenization of ``data`` over the trie; stops where no token fits whole."""
-    out: list[int] = []
-    pos = 0
-    nb, cs, cc, ts, tc, ti = (
-        trie.node_byte,
-        trie.child_start,
-        trie.child_count,
-        trie.tok_start,
-        trie.tok_count,
-        trie.tok_ids,
-    )
-    while pos < len(data):
-        node, best, best_len = 0, -1, 0
-        k = pos
-        while k < len(data):
-            a, n = int(cs[node]), int(cc[node])
-            if n == 0:
-                break
-            j = a + int(np.searchsorted(nb[a : a + n], data[k]))
-            if j >= a + n or nb[j] != data[k]:
-                break
-            node = j
-            k += 1
-            if tc[node]:
-                best, best_len = int(ti[ts[node]]), k - pos
-        if best < 0:
-            break
-        out.append(best)
-        pos += best_len
-    return out
+        return (
+            f"{type(self).__name__}(state={self._state}, consumed={len(self._history)}, "
+            f"accepting={self.is_accepting()})"
+        )

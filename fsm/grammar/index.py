@@ -20,12 +20,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..bitmask import frozen_bitmask, pack_bitmask
 from ..errors import SpecTooComplex
-from ..index import pack_bitmask
 from ..limits import DEFAULT_LIMITS, Limits
 from ..vocabulary import Vocabulary
 from .lark import LarkGrammar
 from .lexer import KILL, LexerAutomaton
+from .matcher import GrammarMatcher
 from .parser import LRParser, Truncated
 
 _MASK_CACHE_ENTRIES = 1 << 15
@@ -98,14 +99,10 @@ class GrammarIndex:
         self._cut_depth: dict[int, int] = {}
         self._lock = threading.RLock()
         self._row_bytes = 0
-        self._eos = np.array(vocab.eos_token_ids, dtype=np.int32)
-        self._eos_set = frozenset(vocab.eos_token_ids)
+        self.eos_ids = np.array(vocab.eos_token_ids, dtype=np.int32)
+        self.eos_set = frozenset(vocab.eos_token_ids)
+        self.eos_bitmask = frozen_bitmask(vocab.eos_token_ids, vocab.size)
         self._words = (vocab.size + 31) // 32
-        eos_bits = np.zeros(self._words, dtype=np.int32)
-        for e in vocab.eos_token_ids:
-            eos_bits[e >> 5] |= np.int32(np.uint32(1 << (e & 31)).view(np.int32))
-        self._eos_words = eos_bits
-        self._eos_words.setflags(write=False)
         lx = lexer
         self._is_ign = np.zeros(grammar.n_terms + 1, dtype=bool)
         for t in grammar.ignore:
@@ -412,7 +409,7 @@ class GrammarIndex:
             self._drop_over_budget(words, row, kthr)
         has_text = bool(words.any())
         if accepting:
-            words |= self._eos_words
+            words |= self.eos_bitmask
         words.setflags(write=False)
         return words, accepting, has_text
 
@@ -533,10 +530,8 @@ class GrammarIndex:
     def nbytes(self) -> int:
         return self._row_bytes + len(self._by_verdict) * self._words * 4 + self.lexer.trans.nbytes
 
-    def matcher(self):
+    def matcher(self) -> GrammarMatcher:
         """A fresh matcher at the start of the text (cheap: one per sequence)."""
-        from .matcher import GrammarMatcher
-
         return GrammarMatcher(self)
 
     def __repr__(self) -> str:
@@ -657,4 +652,4 @@ def _dense_unique(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return uniq, remap[keys]
 
 
-__all__ = ["GrammarIndex", "LexRow", "pack_bitmask"]
+__all__ = ["GrammarIndex", "LexRow"]

@@ -1,4 +1,4 @@
-"""The per-sequence cursor over a grammar index; same contract as `fsm.Matcher`.
+"""The matcher of a grammar index: `fsm.Matcher` over configurations instead of DFA states.
 
 Its state is a small tuple (lexer state, interned parser stack, ignore-run length), so copies and
 rollbacks are O(1) per token and equal configurations share one cached mask.
@@ -6,17 +6,21 @@ rollbacks are O(1) per token and equal configurations share one cached mask.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
+from ..bitmask import unpack_bitmask
 from ..errors import TokenRejected
-from ..index import unpack_bitmask
-from ..matcher import tokenize_longest
-from .index import GrammarIndex
+from ..matcher import Matcher
 
-FINISHED = None  # the configuration after EOS
+if TYPE_CHECKING:
+    from .index import GrammarIndex
+
+Config = tuple[int, int, int]  # (lexer state, parser stack id, ignore bytes in the current run)
 
 
-class GrammarMatcher:
+class GrammarMatcher(Matcher):
     """Tracks one sequence through a compiled grammar.
 
     >>> from fsm import Grammar, Vocabulary, compile
@@ -26,135 +30,69 @@ class GrammarMatcher:
     ([0, 2], False)
     """
 
-    __slots__ = ("_history", "_ids", "_index", "_state")
+    __slots__ = ("_ids",)
 
-    def __init__(self, index: GrammarIndex, state=None):
-        self._index = index
-        self._state = index.initial_state if state is None else state
-        self._history: list = []
-        self._ids: np.ndarray | None = None
+    FINISHED = None  # the configuration after EOS
+
+    def __init__(self, index: GrammarIndex, state: Config | None = None):
+        super().__init__(index, state)
+        self._ids: np.ndarray | None = None  # allowed ids of the current state, unpacked once
 
     @property
     def index(self) -> GrammarIndex:
         return self._index
 
     @property
-    def state(self):
+    def state(self) -> Config | None:
         """(lexer state, parser stack id, ignore bytes in the current run), or None after EOS."""
         return self._state
 
-    def _mask(self):
+    def _mask(self) -> tuple[np.ndarray, bool, bool]:
         return self._index.mask(self._state)
 
-    def allowed_token_ids(self) -> np.ndarray:
-        """Sorted int32 ids allowed next; contains the EOS ids exactly when accepting."""
-        if self._state is FINISHED:
-            return self._index._eos
+    def _allowed_ids(self) -> np.ndarray:
         if self._ids is None:
             self._ids = unpack_bitmask(self._mask()[0], self._index.vocabulary.size)
         return self._ids
 
-    def fill_bitmask(self, out: np.ndarray) -> None:
-        """Write the allowed set into ``out`` as ceil(V/32) int32 words (bit i set = token i allowed)."""
-        bm = self._index._eos_words if self._state is FINISHED else self._mask()[0]
-        out[: len(bm)] = bm
+    def _bitmask(self) -> np.ndarray:
+        return self._mask()[0]
 
     def is_allowed(self, token_id: int) -> bool:
+        """True when ``advance(token_id)`` would succeed (one bit test, no unpacking)."""
         token_id = int(token_id)
-        if self._state is FINISHED:
-            return token_id in self._index._eos_set
+        if self._state is None:
+            return token_id in self._index.eos_set
         if not 0 <= token_id < self._index.vocabulary.size:
             return False
         word = int(self._mask()[0][token_id >> 5])
         return bool((word >> (token_id & 31)) & 1)
 
-    def advance(self, token_id: int) -> None:
-        """Consume one token; raises `TokenRejected` if it is outside the current mask."""
-        token_id = int(token_id)
-        idx = self._index
-        if self._state is FINISHED:
-            if token_id in idx._eos_set:  # padding a finished row with EOS is harmless
-                self._history.append(FINISHED)
-                return
-            raise TokenRejected(token_id, f"token {token_id} after EOS: the sequence is already finished")
+    def _next_state(self, token_id: int) -> Config | None:
         if not self.is_allowed(token_id):
             raise TokenRejected(token_id)
-        if token_id in idx._eos_set:
-            nxt = FINISHED
-        else:
-            nxt = idx.step_token(self._state, idx.vocabulary.token_bytes(token_id))
-            if nxt is None:  # the mask said yes: the two must agree
-                raise AssertionError(f"grammar index inconsistency on token {token_id}")
-        self._history.append(self._state)
-        self._state = nxt
-        self._ids = None
-
-    def accepts_tokens(self, token_ids) -> bool:
-        """True when the tokens can be consumed in order from here (the matcher is not changed)."""
-        m = self.copy()
-        try:
-            for t in token_ids:
-                m.advance(t)
-        except TokenRejected:
-            return False
-        return True
-
-    def is_accepting(self) -> bool:
-        """True when the text so far is a complete sentence (EOS is allowed)."""
-        return self._state is FINISHED or self._mask()[1]
-
-    def is_finished(self) -> bool:
-        """True when EOS was consumed, or the text is complete and no further text token is possible."""
-        if self._state is FINISHED:
-            return True
-        _, accepting, has_text = self._mask()
-        return accepting and not has_text
-
-    def forced_bytes(self) -> bytes:
-        """The bytes every continuation must start with (empty when there is a choice now)."""
-        if self._state is FINISHED:
-            return b""
-        out = bytearray()
-        cfg = self._state
         idx = self._index
-        while len(out) < 4096:
-            b = idx.single_byte(cfg)
-            if b < 0:
-                break
-            out.append(b)
-            cfg = idx.normalize(idx.step_byte(cfg, b))
-        return bytes(out)
+        if token_id in idx.eos_set:
+            return None
+        nxt = idx.step_token(self._state, idx.vocabulary.token_bytes(token_id))
+        if nxt is None:  # the mask said yes: the two must agree
+            raise AssertionError(f"grammar index inconsistency on token {token_id}")
+        return nxt
 
-    def forced_tokens(self) -> list[int]:
-        """Tokens spelling the forced bytes, longest match first; only whole tokens inside them."""
-        data = self.forced_bytes()
-        if not data:
-            return []
-        return tokenize_longest(self._index.vocabulary.trie, data)
+    def _accepting(self) -> bool:
+        return self._mask()[1]
+
+    def _has_text(self) -> bool:
+        return self._mask()[2]
+
+    def _after_byte(self, state: Config, byte: int) -> Config:
+        idx = self._index
+        return idx.normalize(idx.step_byte(state, byte))
+
+    def _moved(self) -> None:
+        self._ids = None
 
     def copy(self) -> GrammarMatcher:
-        m = GrammarMatcher(self._index, self._state)
-        m._history = self._history.copy()
+        m = super().copy()
         m._ids = self._ids
         return m
-
-    def rollback(self, n: int = 1) -> None:
-        """Undo the last ``n`` advanced tokens."""
-        if n < 0 or n > len(self._history):
-            raise ValueError(f"cannot roll back {n} tokens; {len(self._history)} were consumed")
-        if n:
-            self._state = self._history[-n]
-            del self._history[-n:]
-            self._ids = None
-
-    def reset(self) -> None:
-        self._state = self._index.initial_state
-        self._history.clear()
-        self._ids = None
-
-    @property
-    def n_consumed(self) -> int:
-        return len(self._history)
-
-    def __repr__(self) -> str:
-        return f"GrammarMatcher(state={self._state}, consumed={len(self._history)}, accepting={self.is_accepting()})"

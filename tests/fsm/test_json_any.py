@@ -13,7 +13,7 @@ import fsm
 from fsm.automata import AnyJson, LazyByteDFA, lit, node_nfa, seq
 from fsm.errors import UnsupportedSchema
 from fsm.json.schema import JsonSchema
-from fsm.lazy_index import LazyJsonIndex
+from fsm.lazy_index import LazyDfaIndex
 
 from .json_helpers import accepts_text, compact, valid_walks, validator
 
@@ -123,7 +123,7 @@ def test_unconstrained_values_compile_lazily_not_to_regex(vocab, tokenizer):
     with pytest.raises(UnsupportedSchema, match="nests without bound"):
         spec.to_regex()
     index = fsm.compile(spec, vocab, cache=False)
-    assert isinstance(index, LazyJsonIndex)
+    assert isinstance(index, LazyDfaIndex)
     deep = {"id": 1, "payload": {"a": [[[[[[[[[[[[{"b": [1, "x", None, True, -2.5e-3]}]]]]]]]]]]]]}}
     assert accepts_text(index, tokenizer, compact(deep))
     assert not accepts_text(index, tokenizer, '{"id":1,"payload":{"a":[1,]}}')

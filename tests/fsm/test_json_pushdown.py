@@ -12,7 +12,7 @@ import fsm
 from fsm.automata import NEVER, LeftRecursive, Ref, alt, lit, pushdown_dfa, seq
 from fsm.errors import SchemaError
 from fsm.json.schema import JsonSchema
-from fsm.lazy_index import LazyJsonIndex
+from fsm.lazy_index import LazyDfaIndex
 
 from .json_helpers import accepts_text, compact, valid_walks, validator
 
@@ -69,7 +69,7 @@ TREE = {
 
 def test_recursive_schema_compiles_to_the_lazy_pushdown_index(vocab, tokenizer):
     index = fsm.compile(JsonSchema(TREE), vocab, cache=False)
-    assert isinstance(index, LazyJsonIndex)
+    assert isinstance(index, LazyDfaIndex)
     deep = {"name": "a"}
     for _ in range(25):  # far deeper than any fixed cut
         deep = {"name": "b", "kids": [deep, {"name": "c"}]}

@@ -1,0 +1,111 @@
+"""`DfaIndex`: the token index of a whole (eager) `ByteDFA` — regexes, choices, regular schemas.
+
+Rows are walked over the vocabulary trie folded onto the DFA's byte classes (`class_trie`), built
+once per index: a few hundred class paths instead of ~100k tokens for a free-text state. When some
+state needs a byte no single token spells, the index is built whole at once and transitions into
+states no token sequence can finish are pruned, so a matcher never walks into a token-level dead end.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .automata import ByteDFA
+from .errors import SpecError
+from .limits import Limits
+from .rows import FINISHED, Row, RowIndex
+from .token_walk import class_trie, walk_tokens
+from .vocabulary import TokenTrie, Vocabulary
+
+
+class DfaIndex(RowIndex):
+    """Lazy token index over a byte DFA; immutable from the outside and safe to share across threads.
+
+    >>> from fsm.vocabulary import Vocabulary
+    >>> from fsm.regex import regex_to_dfa
+    >>> v = Vocabulary([b"a", b"b", b"ab", None], eos_token_ids=[3])
+    >>> m = DfaIndex(regex_to_dfa("ab"), v).matcher()
+    >>> m.allowed_token_ids().tolist()
+    [0, 2]
+    """
+
+    def __init__(self, dfa: ByteDFA, vocab: Vocabulary, fingerprint: str = "", limits: Limits | None = None):
+        super().__init__(dfa, vocab, fingerprint, limits, n_classes=dfa.table.shape[1])
+        self._class_trie: TokenTrie | None = None
+        if not self._all_states_reach_accept_by_single_bytes():
+            # Some state needs a byte that is no token on its own: prune by token-level liveness.
+            self.build_all()
+            self._prune_token_dead()
+
+    def walk(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return walk_tokens(self.dfa, states, self.trie, labels_are_classes=True)
+
+    @property
+    def n_states(self) -> int:
+        return self.dfa.n_states
+
+    def build_all(self) -> DfaIndex:
+        """Compute every row now (ahead-of-time use); returns self."""
+        with self._lock:
+            self.fill_rows(self.missing_rows(), what=f"building index {self.fingerprint[:40]}")
+        return self
+
+    def _all_states_reach_accept_by_single_bytes(self) -> bool:
+        singles = self.vocabulary.single_bytes
+        # Only the classes the DFA distinguishes matter: a class is usable if one of its bytes is a token.
+        usable = np.zeros(self.dfa.table.shape[1], dtype=bool)
+        usable[self.dfa.byte_class[singles]] = True
+        full = self.dfa.table[:, usable]
+        live = self.dfa.accepting.copy()
+        while True:
+            nxt = full >= 0
+            reach = (nxt & live[np.maximum(full, 0)]).any(axis=1) | live
+            if (reach == live).all():
+                break
+            live = reach
+        return bool(live.all())
+
+    def _prune_token_dead(self) -> None:
+        """Drop transitions into states from which no token sequence reaches acceptance."""
+        n = self.dfa.n_states
+        alive = np.ones(n, dtype=bool)
+        while True:
+            changed = False
+            for s, r in self._rows.items():
+                if not alive[s]:
+                    continue
+                ok = (r.next_states == FINISHED) | alive[np.maximum(r.next_states, 0)]
+                if not ok.any():
+                    alive[s] = False
+                    changed = True
+            if not changed:
+                break
+        if not alive[self.dfa.initial]:
+            raise SpecError(
+                "no sequence of this vocabulary's tokens can produce a string the spec accepts "
+                "(the spec needs bytes that are not tokens)"
+            )
+        for s, r in list(self._rows.items()):
+            ok = (r.next_states == FINISHED) | alive[np.maximum(r.next_states, 0)]
+            if not ok.all():
+                tok, end = r.tokens[ok], r.next_states[ok]
+                self._rows[s] = Row(tok.copy(), end.copy(), bool((end != FINISHED).any()))
+
+    @property
+    def trie(self) -> TokenTrie:
+        """The vocabulary trie folded onto this DFA's byte classes (built once per index)."""
+        if self._class_trie is None:
+            with self._lock:
+                if self._class_trie is None:
+                    self._class_trie = class_trie(self.vocabulary.trie, self.dfa)
+        return self._class_trie
+
+    @property
+    def nbytes(self) -> int:
+        return self._nbytes + self.dfa.nbytes
+
+    def __repr__(self) -> str:
+        return f"DfaIndex({self.fingerprint[:24]}, states={self.dfa.n_states}, rows={len(self._rows)})"
+
+
+RegexIndex = DfaIndex  # the public name of old (`fsm.RegexIndex`), kept for users

@@ -1,0 +1,241 @@
+"""Row-based token indexes: for each automaton state, the allowed tokens and where each one leads.
+
+Rows are computed lazily — the first time a matcher reaches a state — by one vectorized walk of the
+vocabulary's byte trie from that state (`fsm.token_walk.walk_tokens`), so compiling costs only the
+automaton and a generation pays for the states it visits. ``build_all()`` computes every row ahead
+of time, all states of a chunk walked together. `RowIndex` holds this shared machinery (row cache,
+token sets and packed masks shared between states, the memory budget); `fsm.dfa_index.DfaIndex`
+(an eager `ByteDFA`) and `fsm.lazy_index.LazyDfaIndex` (a lazily determinized one) extend it, and
+`RowMatcher` is the matcher of both.
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+import numpy as np
+
+from .automata import ByteDFA
+from .bitmask import frozen_bitmask, pack_bitmask
+from .errors import SpecTooComplex, TokenRejected
+from .limits import DEFAULT_LIMITS, Limits
+from .matcher import Matcher
+from .vocabulary import Vocabulary
+
+FINISHED = -2  # the "state" after EOS
+_CHUNK = 256  # states walked together by build_all: bounds the walk's memory on big automata
+
+
+@dataclass(eq=False)
+class Row:
+    """One state's allowed tokens (sorted, EOS included when accepting) and the state each leads to."""
+
+    tokens: np.ndarray  # int32, sorted
+    next_states: np.ndarray  # int32, FINISHED for EOS
+    has_text: bool  # any non-EOS token
+    packed: np.ndarray | None = None  # the packed bitmask of ``tokens``, once a matcher asked for it
+
+    @property
+    def nbytes(self) -> int:
+        return (
+            self.tokens.nbytes + self.next_states.nbytes + (0 if self.packed is None else self.packed.nbytes)
+        )
+
+
+class RowIndex(ABC):
+    """Lazy token index over a byte DFA; immutable from the outside and safe to share across threads.
+
+    Subclasses say how to walk the trie from a batch of states (`walk`) and how many states there are.
+    """
+
+    def __init__(
+        self, dfa: ByteDFA, vocab: Vocabulary, fingerprint: str, limits: Limits | None, n_classes: int
+    ):
+        self.dfa = dfa
+        self.vocabulary = vocab
+        self.fingerprint = fingerprint
+        self.limits = limits or DEFAULT_LIMITS
+        self.eos_ids = np.array(vocab.eos_token_ids, dtype=np.int32)
+        self.eos_set = frozenset(vocab.eos_token_ids)
+        self.eos_bitmask = frozen_bitmask(vocab.eos_token_ids, vocab.size)
+        self._rows: dict[int, Row] = {}
+        # Many states allow the same token set (e.g. the inside of every free JSON string): rows
+        # with equal tokens share one array and one packed mask (the list holds the mask once packed).
+        self._shared: dict[bytes, tuple[np.ndarray, list]] = {}
+        self._lock = threading.RLock()
+        self._single: dict[int, int] = {}
+        self._class_sizes = np.bincount(dfa.byte_class, minlength=n_classes)
+        self._nbytes = 0
+
+    @abstractmethod
+    def walk(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """`walk_tokens` from ``states``: (source position, token, end state) triples."""
+
+    @property
+    @abstractmethod
+    def n_states(self) -> int:
+        """States of the automaton (all of them expanded, for a lazy one)."""
+
+    # -- rows -------------------------------------------------------------------------------
+    def row(self, state: int) -> Row:
+        """The row of ``state``, computed on first use."""
+        r = self._rows.get(state)
+        if r is None:
+            with self._lock:
+                r = self._rows.get(state)
+                if r is None:
+                    _, tok, end = self.walk(np.array([state]))
+                    r = self._make_row(state, tok, end)
+                    self._rows[state] = r
+        return r
+
+    def _make_row(self, state: int, tok: np.ndarray, end: np.ndarray) -> Row:
+        has_text = len(tok) > 0
+        if self.dfa.accepting[state]:
+            tok = np.concatenate([tok, self.eos_ids])
+            end = np.concatenate([end, np.full(len(self.eos_ids), FINISHED, dtype=np.int32)])
+        if len(tok) * 32 > self.vocabulary.size:  # big rows: a scatter is cheaper than a sort
+            full = np.full(self.vocabulary.size, FINISHED - 1, dtype=np.int32)
+            full[tok] = end
+            tok = np.flatnonzero(full != FINISHED - 1).astype(np.int32)
+            end = full[tok]
+        else:
+            order = np.argsort(tok, kind="stable")
+            tok, end = tok[order].astype(np.int32), end[order].astype(np.int32)
+        key = tok.tobytes()
+        shared = self._shared.get(key)
+        if shared is not None and np.array_equal(shared[0], tok):
+            row = Row(shared[0], end, has_text, shared[1][0])
+        else:
+            row = Row(tok, end, has_text)
+            self._shared[key] = (tok, [None])
+            self._nbytes += tok.nbytes
+        self._nbytes += end.nbytes
+        if self._nbytes > self.limits.max_index_bytes:
+            raise SpecTooComplex(
+                f"token index {self.fingerprint[:40]} grew past max_index_bytes={self.limits.max_index_bytes:,}",
+                budget="max_index_bytes",
+                limit=self.limits.max_index_bytes,
+            )
+        return row
+
+    def bitmask(self, state: int) -> np.ndarray:
+        """Packed allowed-token bitmask of ``state`` (ceil(V/32) int32 words), cached."""
+        r = self.row(state)
+        bm = r.packed
+        if bm is None:
+            with self._lock:
+                shared = self._shared.get(r.tokens.tobytes())
+                if shared is not None and shared[1][0] is not None:
+                    bm = shared[1][0]
+                else:
+                    bm = pack_bitmask(r.tokens, self.vocabulary.size)
+                    bm.setflags(write=False)
+                    if shared is not None:
+                        shared[1][0] = bm
+                    self._nbytes += bm.nbytes
+                r.packed = bm
+        return bm
+
+    def fill_rows(self, states: np.ndarray, what: str | None = None) -> None:
+        """Compute the rows of ``states`` (none computed yet), a chunk of states per trie walk.
+
+        With ``what``, the limits' deadline is checked after each chunk (the error names ``what``).
+        """
+        deadline = self.limits.deadline() if what is not None and len(states) else None
+        with self._lock:
+            for lo in range(0, len(states), _CHUNK):
+                chunk = states[lo : lo + _CHUNK]
+                src, tok, end = self.walk(chunk)
+                order = np.argsort(src, kind="stable")
+                src, tok, end = src[order], tok[order], end[order]
+                bounds = np.searchsorted(src, np.arange(len(chunk) + 1))
+                for i, s in enumerate(chunk.tolist()):
+                    a, b = bounds[i], bounds[i + 1]
+                    self._rows[s] = self._make_row(s, tok[a:b], end[a:b])
+                if deadline is not None:
+                    deadline.check(what)
+
+    def missing_rows(self) -> np.ndarray:
+        """The states whose row is not computed yet, ascending."""
+        return np.array(sorted(set(range(self.n_states)) - set(self._rows)), dtype=np.int64)
+
+    def computed_rows(self) -> dict[int, Row]:
+        """A snapshot of the rows computed so far (what the disk cache saves)."""
+        with self._lock:
+            return dict(self._rows)
+
+    def restore_rows(self, rows: dict[int, Row]) -> None:
+        """Install rows computed earlier for this automaton and vocabulary (from the disk cache)."""
+        with self._lock:
+            self._rows.update(rows)
+
+    # -- automaton helpers used by matchers ---------------------------------------------------
+    def single_byte(self, state: int) -> int:
+        """The only byte the DFA accepts from ``state`` when it is not accepting, else -1."""
+        b = self._single.get(state)
+        if b is None:
+            b = -1
+            if not self.dfa.accepting[state]:
+                live = self.dfa.table[state] >= 0
+                if int(self._class_sizes[live].sum()) == 1:
+                    cls = int(np.nonzero(live)[0][0])
+                    b = int(np.nonzero(self.dfa.byte_class == cls)[0][0])
+            self._single[state] = b
+        return b
+
+    @property
+    def initial_state(self) -> int:
+        return self.dfa.initial
+
+    def is_accepting_state(self, state: int) -> bool:
+        return state == FINISHED or bool(self.dfa.accepting[state])
+
+    @property
+    def n_rows(self) -> int:
+        """Rows computed so far."""
+        return len(self._rows)
+
+    def matcher(self) -> RowMatcher:
+        """A fresh matcher at the start state (cheap: one per sequence)."""
+        return RowMatcher(self)
+
+
+class RowMatcher(Matcher):
+    """The matcher of a `RowIndex`: its state is an automaton state (an int), `FINISHED` after EOS.
+
+    >>> import fsm
+    >>> v = fsm.Vocabulary([b"a", b"b", b"ab", None], eos_token_ids=[3])
+    >>> m = fsm.compile(fsm.Regex("a|ab"), v).matcher()
+    >>> m.advance(0); m.allowed_token_ids().tolist(), m.is_finished()
+    ([1, 3], False)
+    """
+
+    __slots__ = ()
+
+    FINISHED = FINISHED
+
+    def _allowed_ids(self) -> np.ndarray:
+        return self._index.row(self._state).tokens
+
+    def _bitmask(self) -> np.ndarray:
+        return self._index.bitmask(self._state)
+
+    def _next_state(self, token_id: int) -> int:
+        row = self._index.row(self._state)
+        toks = row.tokens
+        i = int(np.searchsorted(toks, token_id))
+        if i >= len(toks) or int(toks[i]) != token_id:
+            raise TokenRejected(token_id)
+        return int(row.next_states[i])
+
+    def _accepting(self) -> bool:
+        return self._index.is_accepting_state(self._state)
+
+    def _has_text(self) -> bool:
+        return self._index.row(self._state).has_text
+
+    def _after_byte(self, state: int, byte: int) -> int:
+        return self._index.dfa.step(state, byte)

@@ -1,0 +1,212 @@
+"""Checkers shared by the tests, the fuzz runner and the benchmarks (as ``xgrammar.testing`` is).
+
+Everything here drives an index only through its public contract (`fsm.Index`, `fsm.Matcher`), so
+one checker serves every spec kind. Imports neither torch nor pytest nor hypothesis: a random
+generator (``random.Random`` or ``numpy.random.Generator``) is passed in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+
+from .bitmask import unpack_bitmask
+from .errors import TokenRejected
+from .token_walk import tokenize_longest
+
+if TYPE_CHECKING:
+    from .automata import CharDFA
+    from .index import Index
+
+
+class Tokenizer(Protocol):
+    """Anything with a Hugging Face style ``encode`` (the tests pass the real SmolLM2 tokenizer)."""
+
+    def encode(self, text: str, add_special_tokens: bool = ...) -> list[int]: ...
+
+
+class RandomSource(Protocol):
+    """What the walks need of a random generator: ``random.Random`` and numpy's both have it."""
+
+    def random(self) -> float: ...
+
+    def choice(self, seq: Any) -> Any: ...
+
+
+def tokens_of(index: Index, text: str | bytes, tokenizer: Tokenizer | None = None) -> list[int]:
+    """Token ids spelling ``text``: the tokenizer's when one is given, else greedy longest match.
+
+    >>> import fsm
+    >>> v = fsm.Vocabulary([b"a", b"ab", b"b", None], eos_token_ids=[3])
+    >>> tokens_of(fsm.compile(fsm.Regex("(ab)+"), v), "abab")
+    [1, 1]
+    """
+    if tokenizer is not None:
+        if isinstance(text, bytes):
+            text = text.decode("utf-8")
+        return list(tokenizer.encode(text, add_special_tokens=False))
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    ids = tokenize_longest(index.vocabulary.trie, data)
+    if index.vocabulary.decode(ids) != data:
+        raise ValueError(f"the vocabulary cannot spell {data!r} by longest match")
+    return ids
+
+
+def accepts(index: Index, text: str | bytes, tokenizer: Tokenizer | None = None) -> bool:
+    """Whether a fresh matcher of ``index`` takes ``text``'s tokens (see `tokens_of`) and then accepts.
+
+    >>> import fsm
+    >>> v = fsm.Vocabulary([b"1", b"2", b"+", None], eos_token_ids=[3])
+    >>> index = fsm.compile(fsm.Regex(r"\\d+(\\+\\d+)*"), v)
+    >>> accepts(index, "1+2"), accepts(index, "1+")
+    (True, False)
+    """
+    m = index.matcher()
+    try:
+        for t in tokens_of(index, text, tokenizer):
+            m.advance(t)
+    except TokenRejected:
+        return False
+    return m.is_accepting()
+
+
+@dataclass
+class Walk:
+    """One random walk: the text tokens taken, and how it ended."""
+
+    tokens: list[int]  # EOS not included
+    data: bytes
+    finished: bool  # ended by taking EOS (else it hit the token cap)
+    accepting: bool  # the matcher accepted where it stopped
+
+    @property
+    def text(self) -> str:
+        """The walk's bytes as UTF-8: strict for a finished walk, with replacement characters where
+        the token cap cut a character."""
+        return self.data.decode("utf-8", "strict" if self.finished else "replace")
+
+
+def random_walk(index: Index, rng: RandomSource, max_tokens: int = 150, eos_bias: float | None = 0.5) -> Walk:
+    """Random allowed tokens from the start until EOS or ``max_tokens``.
+
+    With ``eos_bias``, EOS is taken with that probability where allowed and text tokens are drawn
+    uniformly otherwise (walks of moderate length); with None, every allowed token, EOS included,
+    is equally likely. Raises AssertionError at a reachable state with nothing allowed (a dead end
+    is a bug of the index).
+
+    >>> import random, fsm
+    >>> v = fsm.Vocabulary([b"a", b"b", None], eos_token_ids=[2])
+    >>> w = random_walk(fsm.compile(fsm.Regex("a+b"), v), random.Random(0))
+    >>> w.finished, w.text.endswith("b")
+    (True, True)
+    """
+    m = index.matcher()
+    vocab = index.vocabulary
+    eos = set(vocab.eos_token_ids)
+    out: list[int] = []
+    for _ in range(max_tokens):
+        allowed = m.allowed_token_ids()
+        assert len(allowed) > 0, f"dead end after {vocab.decode(out)!r}"
+        if eos_bias is None:
+            t = int(rng.choice(allowed))
+        else:
+            if m.is_accepting() and rng.random() < eos_bias:
+                return Walk(out, vocab.decode(out), True, True)
+            choices = [int(t) for t in allowed if int(t) not in eos] or [int(allowed[0])]
+            t = int(rng.choice(choices))
+        if t in eos:
+            m.advance(t)
+            return Walk(out, vocab.decode(out), True, True)
+        m.advance(t)
+        out.append(t)
+    return Walk(out, vocab.decode(out), False, m.is_accepting())
+
+
+def valid_walks(
+    index: Index, rng: RandomSource, walks: int, is_valid: Callable[[str], bool], **opts: Any
+) -> list[str]:
+    """Texts of the ``walks`` random walks (see `random_walk`) that finished, each asserted valid.
+
+    >>> import random, fsm
+    >>> v = fsm.Vocabulary([b"a", b"b", None], eos_token_ids=[2])
+    >>> texts = valid_walks(fsm.compile(fsm.Regex("a*"), v), random.Random(1), 5, lambda t: "b" not in t)
+    >>> len(texts)
+    5
+    """
+    out = []
+    for _ in range(walks):
+        w = random_walk(index, rng, **opts)
+        if w.finished:
+            text = w.text
+            assert is_valid(text), text
+            out.append(text)
+    return out
+
+
+def check_matcher_contract(index: Index, tokens: Sequence[int]) -> None:
+    """Assert the `fsm.Matcher` contract along ``tokens`` (which the index must accept in order).
+
+    At every step: allowed ids are sorted and equal the bits of ``fill_bitmask``; EOS is allowed
+    exactly when accepting; ``is_allowed`` agrees; a copy advanced and rolled back returns to the
+    same state; forced tokens, when there are any, are accepted.
+
+    >>> import fsm
+    >>> v = fsm.Vocabulary([b"a", b"b", None], eos_token_ids=[2])
+    >>> check_matcher_contract(fsm.compile(fsm.Regex("ab"), v), [0, 1])
+    """
+    m = index.matcher()
+    vocab = index.vocabulary
+    words = np.zeros((vocab.size + 31) // 32, dtype=np.int32)
+    eos = set(vocab.eos_token_ids)
+    for i, t in enumerate([*tokens, None]):
+        allowed = m.allowed_token_ids()
+        assert np.all(allowed[:-1] < allowed[1:]), "allowed ids not sorted"
+        words[:] = 0
+        m.fill_bitmask(words)
+        assert unpack_bitmask(words, vocab.size).tolist() == allowed.tolist(), f"bitmask differs at {i}"
+        assert (eos <= set(allowed.tolist())) == m.is_accepting(), f"EOS and is_accepting differ at {i}"
+        assert m.n_consumed == i
+        forced = m.forced_tokens()
+        if forced:
+            assert m.accepts_tokens(forced), f"forced tokens {forced} rejected at {i}"
+        if t is None:
+            break
+        assert m.is_allowed(t), f"token {t} not allowed at {i}"
+        c = m.copy()
+        c.advance(t)
+        assert c.n_consumed == i + 1
+        c.rollback()
+        assert c.state == m.state and c.allowed_token_ids().tolist() == allowed.tolist()
+        m.advance(t)
+    if m.is_accepting():
+        e = min(eos)
+        m.advance(e)
+        assert m.is_finished() and m.allowed_token_ids().tolist() == sorted(eos)
+        c = m.copy()
+        assert c.is_finished(), "a copy after EOS is not finished"
+        m.rollback()
+        assert m.n_consumed == len(tokens)
+
+
+def sample_char_dfa(d: CharDFA, rnd: RandomSource, max_len: int = 200, stop: float = 0.2) -> str | None:
+    """A random string of a character DFA (every state is live), or None if it ran too long.
+
+    >>> import random
+    >>> from fsm.automata import regex_node, node_to_char_dfa
+    >>> sample_char_dfa(node_to_char_dfa(regex_node("ab")), random.Random(0))
+    'ab'
+    """
+    s, out = 0, []
+    while True:
+        edges = d.edges[s]
+        if d.accepting[s] and (not edges or rnd.random() < stop):
+            return "".join(out)
+        if len(out) > max_len:
+            return None
+        lo, hi, t = rnd.choice(edges)
+        c = rnd.choice([lo, hi, rnd.randint(lo, min(hi, lo + 300))])
+        out.append(chr(c))
+        s = t
