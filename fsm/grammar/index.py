@@ -1,26 +1,19 @@
-"""Token index of a grammar: per lexer state, what each token does; per configuration, the mask.
+"""Token index of a grammar: per configuration (lexer state, parser stack, ignore run), the mask.
 
-For a lexer state ``q`` one vectorized walk of the vocabulary trie (computed the first time a matcher
-reaches ``q``) classifies every token by what it does from there, independent of the parser:
-
-* the terminals it completes on the way, each with the contextual-lexer set the next lexeme must be
-  lexed in (a path in a small per-row trie of terminal sequences), and
-* the set of terminals its unfinished last lexeme can still become.
-
-Tokens with the same (sequence, set) form a group; most tokens fall in a handful of groups (e.g. all
-tokens that stay inside a JSON string). A mask for a configuration (lexer state, parser stack, ignore
-run) then needs one parser check per sequence-trie node and per group, not per token; masks are
-cached by configuration, and parser stacks are interned ints (see `grammar_parser`).
+Each lexer state's row (`fsm.grammar.walk`: every token grouped by the terminals it completes and the
+terminals its last lexeme can still become) is computed the first time a matcher reaches the state.
+A mask for a configuration then needs one parser check per sequence-trie node and per group, not
+per token; masks are cached by configuration (and by verdict, since different stacks mostly give the
+same verdicts), and parser stacks are interned ints (see `fsm.grammar.parser`).
 """
 
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
 
 import numpy as np
 
-from ..bitmask import frozen_bitmask, pack_bitmask
+from ..bitmask import frozen_bitmask
 from ..errors import SpecTooComplex
 from ..limits import DEFAULT_LIMITS, Limits
 from ..vocabulary import Vocabulary
@@ -28,44 +21,10 @@ from .lark import LarkGrammar
 from .lexer import KILL, LexerAutomaton
 from .matcher import GrammarMatcher
 from .parser import LRParser, Truncated
+from .tables import LexerTables
+from .walk import LexRow, walk_row
 
 _MASK_CACHE_ENTRIES = 1 << 15
-_UNKNOWN = -5  # walk-state transition not computed yet
-_BRANCH = -3  # several successors (the next lexeme's set depends on the parser): see branches
-_BIG_GROUP = 256  # groups with at least this many tokens keep a packed bitmask
-
-
-@dataclass(eq=False)
-class LexRow:
-    """What every token does from one lexer state (parser-independent), grouped."""
-
-    big_masks: dict[int, np.ndarray]  # group -> packed bitmask of its tokens (large groups)
-    small_ids: dict[int, np.ndarray]  # group -> token ids (small groups)
-    need: np.ndarray | None  # (V,) ignore bytes a token adds to the open run (None: no open run here)
-    need_ids: np.ndarray | None  # tokens with need > 0, by need descending
-    need_vals: np.ndarray | None
-    group_seq: list[int]  # group -> node of the sequence trie
-    group_pset: list[int]  # group -> bit set of terminals the last lexeme can still become
-    seq_parent: list[int]  # sequence trie (node 0 = nothing completed yet)
-    seq_term: list[int]
-    seq_set: list[int]  # bit set of contextual lexer sets the parser must be in after the terminal
-    seq_children: list[list[int]] = None  # type: ignore[assignment]
-    seq_groups: list[list[tuple[int, int]]] = None  # type: ignore[assignment]  # (1 << group, terminal set)
-    n_tokens: int = 0  # tokens the lexer lets through from here (any group)
-
-    def __post_init__(self):
-        n = len(self.seq_parent)
-        self.seq_children = [[] for _ in range(n)]
-        for i in range(1, n):
-            self.seq_children[self.seq_parent[i]].append(i)
-        self.seq_groups = [[] for _ in range(n)]
-        for g, (sq, ps) in enumerate(zip(self.group_seq, self.group_pset)):
-            self.seq_groups[sq].append((1 << g, ps))
-
-    @property
-    def nbytes(self) -> int:
-        n = sum(m.nbytes for m in self.big_masks.values()) + sum(a.nbytes for a in self.small_ids.values())
-        return n + (0 if self.need is None else self.need.nbytes)
 
 
 class GrammarIndex:
@@ -93,6 +52,7 @@ class GrammarIndex:
         self.fingerprint = fingerprint
         self.limits = limits or DEFAULT_LIMITS
         self.max_ignore = lexer.max_ignore
+        self.tables = LexerTables(grammar, lexer, vocab.trie)
         self._rows: dict[int, LexRow] = {}
         self._masks: dict[tuple[int, int, int], tuple[np.ndarray, bool, bool]] = {}
         self._by_verdict: dict[tuple, tuple[np.ndarray, bool, bool]] = {}
@@ -103,74 +63,16 @@ class GrammarIndex:
         self.eos_set = frozenset(vocab.eos_token_ids)
         self.eos_bitmask = frozen_bitmask(vocab.eos_token_ids, vocab.size)
         self._words = (vocab.size + 31) // 32
-        lx = lexer
-        self._is_ign = np.zeros(grammar.n_terms + 1, dtype=bool)
-        for t in grammar.ignore:
-            self._is_ign[t] = True
-        self._build_boundary_outcomes()
         self._single: dict[tuple[int, int, int], int] = {}
         self._one_byte_ids = np.array(
             sorted({t[0]: i for i, t in enumerate(vocab.tokens) if t is not None and len(t) == 1}.values()),
             dtype=np.int64,
         )
-        trie = vocab.trie
-        self._node_cls = lx.byte_class[trie.node_byte].astype(np.int64)
-        self._child_start = trie.child_start.astype(np.int64)
-        self._child_count = trie.child_count.astype(np.int64)
-        pset_ids: dict[int, int] = {}
-        self._pset_id = np.array([pset_ids.setdefault(p, len(pset_ids)) for p in lx.pset], dtype=np.int64)
-        self._psets = list(pset_ids)
-        self._class_size = np.bincount(lx.byte_class, minlength=lx.trans.shape[1])
-        self._rep_byte = np.zeros(lx.trans.shape[1], dtype=np.int64)
-        self._rep_byte[lx.byte_class[::-1]] = np.arange(255, -1, -1)
-        self._trans_l = lx.trans.tolist()
-        self._restart_l = lx.restart.tolist()
-        self._cls_l = lx.byte_class.tolist()
-        self._emit_l = lx.emit.tolist()
-        self._aid_l = lx.aid.tolist()
-        self._ign_l = lx.ign_alive.tolist()
-        self._need_l = lx.need.tolist()
-        self._state_set_l = lx.state_set.tolist()
-        self._start_l = lx.start.tolist()
-        self._is_start = np.zeros(lx.n_states, dtype=bool)
-        self._is_start[lx.start] = True
-        self._is_start_l = self._is_start.tolist()
-        # A lexeme no byte can extend ends right away: such configurations are normalized to a fresh
-        # lexeme after the terminal, so their rows are never needed and equal futures share masks.
-        self._final_l = (((lx.trans < 0).all(axis=1)) & (lx.emit >= 0)).tolist()
         self.initial_state = (
-            int(lx.start[int(lx.state_set[grammar.table.start_state])]),
+            int(lexer.start[int(lexer.state_set[grammar.table.start_state])]),
             self.parser.root,
             0,
         )
-
-    def _build_boundary_outcomes(self) -> None:
-        """For terminal T ending before a byte of class c: the distinct lexer states the next lexeme
-        starts in, each with the bit set of contextual lexer sets that lead there (CSR by T*C + c)."""
-        lx = self.lexer
-        n_terms, n_cls = self.grammar.n_terms, lx.trans.shape[1]
-        amask_ids: dict[int, int] = {}
-        starts = np.zeros(n_terms * n_cls + 1, dtype=np.int64)
-        out_nq: list[int] = []
-        out_am: list[int] = []
-        restart = lx.restart
-        for t in range(n_terms):
-            for c in range(n_cls):
-                by_state: dict[int, int] = {}
-                for a in lx.after[t]:
-                    nq = int(restart[a, c])
-                    if nq >= 0:
-                        by_state[nq] = by_state.get(nq, 0) | (1 << a)
-                for nq, am in sorted(by_state.items()):
-                    out_nq.append(nq)
-                    out_am.append(amask_ids.setdefault(am, len(amask_ids)))
-                starts[t * n_cls + c + 1] = len(out_nq)
-        self._bo_start = starts
-        self._bo_len = np.diff(starts)
-        self._bo_nq = np.array(out_nq + [0], dtype=np.int64)
-        self._bo_am = np.array(out_am + [0], dtype=np.int64)
-        self._amasks = list(amask_ids)
-        self._n_cls = n_cls
 
     # -- rows ---------------------------------------------------------------------------------
     def row(self, q: int) -> LexRow:
@@ -180,7 +82,7 @@ class GrammarIndex:
             with self._lock:
                 r = self._rows.get(q)
                 if r is None:
-                    r = self._walk(q)
+                    r = walk_row(self.tables, self.vocabulary.trie, self.vocabulary.size, q)
                     self._rows[q] = r
                     self._row_bytes += r.nbytes
                     if self._row_bytes > self.limits.max_index_bytes:
@@ -195,121 +97,11 @@ class GrammarIndex:
         """Classify tokens from every lexer state a matcher can rest in now (ahead-of-time use)."""
         deadline = self.limits.deadline()
         for q in range(self.lexer.n_states):
-            if self._final_l[q]:
+            if self.tables.final[q]:
                 continue
             self.row(q)
             deadline.check("building grammar index")
         return self
-
-    def _walk(self, q0: int) -> LexRow:
-        """Classify every token from lexer state ``q0`` in one vectorized walk of the vocabulary trie.
-
-        Entries are (trie node, walk state); a walk state interns everything the rest of the walk
-        depends on — lexer state, completed-terminal sequence, ignore-run counters — so one step of
-        all entries is a gather in a small table that grows as new walk states appear.
-        """
-        lx = self.lexer
-        trie = self.vocabulary.trie
-        node_cls = self._node_cls
-        child_start, child_count = self._child_start, self._child_count
-        tok_start, tok_count, tok_ids = trie.tok_start, trie.tok_count, trie.tok_ids
-        n_cls = self._n_cls
-        ws = _WalkStates(self, q0)
-        node = np.zeros(1, dtype=np.int64)
-        wid = np.zeros(1, dtype=np.int64)
-        out_tok, out_ws = [], []
-        while len(node):
-            cnt = child_count[node]
-            total = int(cnt.sum())
-            if total == 0:
-                break
-            rep = np.repeat(np.arange(len(node)), cnt)
-            offs = np.arange(total) - np.repeat(np.cumsum(cnt) - cnt, cnt)
-            child = child_start[node][rep] + offs
-            c = node_cls[child]
-            w = wid[rep]
-            nw = ws.table[w, c]
-            unknown = nw == _UNKNOWN
-            if unknown.any():
-                for key in np.unique(w[unknown] * n_cls + c[unknown]).tolist():
-                    ws.fill(*divmod(key, n_cls))
-                nw = ws.table[w, c]
-            keep = nw >= 0
-            nodes_next = [child[keep]]
-            wids_next = [nw[keep].astype(np.int64)]
-            branch = np.nonzero(nw == _BRANCH)[0]
-            if len(branch):
-                keys = w[branch] * n_cls + c[branch]
-                for key in np.unique(keys).tolist():
-                    sel = branch[keys == key]
-                    for succ in ws.branches[key]:
-                        nodes_next.append(child[sel])
-                        wids_next.append(np.full(len(sel), succ, dtype=np.int64))
-            node = np.concatenate(nodes_next) if len(nodes_next) > 1 else nodes_next[0]
-            wid = np.concatenate(wids_next) if len(wids_next) > 1 else wids_next[0]
-            tc = tok_count[node]
-            has = np.nonzero(tc > 0)[0]
-            if len(has):
-                htc = tc[has]
-                r = np.repeat(has, htc)
-                o2 = np.arange(int(htc.sum())) - np.repeat(np.cumsum(htc) - htc, htc)
-                out_tok.append(tok_ids[tok_start[node[r]] + o2])
-                out_ws.append(wid[r])
-        ws_key, ws_need = ws.keys_and_needs()
-        seq_parent, seq_term, seq_set = ws.seq_parent, ws.seq_term, ws.seq_set
-        n_psets = len(self._psets)
-        open0 = bool(lx.ign_alive[q0])
-        if out_tok:
-            wids = np.concatenate(out_ws)
-            out_key = [ws_key[wids]]
-            out_need = [ws_need[wids]]
-        else:
-            out_key = out_need = []
-        V = self.vocabulary.size
-        if out_tok:
-            toks = np.concatenate(out_tok).astype(np.int64)
-            keys = np.concatenate(out_key)
-            needs = np.concatenate(out_need)
-        else:
-            toks = keys = needs = np.zeros(0, dtype=np.int64)
-        uniq, inv = _dense_unique(keys)
-        group_seq = (uniq // n_psets).tolist()
-        group_pset = [self._psets[int(p)] for p in (uniq % n_psets).tolist()]
-        order = np.argsort(inv, kind="stable")
-        counts = np.bincount(inv, minlength=len(uniq))
-        bounds = np.concatenate([[0], np.cumsum(counts)])
-        big: dict[int, np.ndarray] = {}
-        small: dict[int, np.ndarray] = {}
-        for g in range(len(uniq)):
-            ids = toks[order[bounds[g] : bounds[g + 1]]]
-            if len(ids) >= _BIG_GROUP:
-                m = pack_bitmask(ids, V)
-                m.setflags(write=False)
-                big[g] = m
-            else:
-                small[g] = ids.astype(np.int64)
-        need = need_ids = need_vals = None
-        if open0:
-            # a token reached along several branches has the same bytes, hence the same ignore run
-            need = np.zeros(V, dtype=np.int16)
-            need[toks] = needs
-            need_ids = np.nonzero(need > 0)[0]
-            o = np.argsort(-need[need_ids], kind="stable")
-            need_ids = need_ids[o].astype(np.int64)
-            need_vals = need[need_ids].astype(np.int64)
-        return LexRow(
-            big_masks=big,
-            small_ids=small,
-            need=need,
-            need_ids=need_ids,
-            need_vals=need_vals,
-            group_seq=group_seq,
-            group_pset=group_pset,
-            seq_parent=seq_parent,
-            seq_term=seq_term,
-            seq_set=seq_set,
-            n_tokens=int(np.count_nonzero(np.bincount(toks, minlength=1))),
-        )
 
     # -- masks --------------------------------------------------------------------------------
     def mask(self, config: tuple[int, int, int]) -> tuple[np.ndarray, bool, bool]:
@@ -351,9 +143,10 @@ class GrammarIndex:
     def _verdicts(self, row: LexRow, node: int) -> int:
         """Bit g set when group g's tokens are allowed on stack ``node`` (DFS over the sequence trie,
         skipping everything below a terminal the parser rejects)."""
+        tb = self.tables
         p = self.parser
         ign = self.lexer.ignore_bits
-        state_set = self._state_set_l
+        state_set = tb.state_set
         children, terms, sets, groups = row.seq_children, row.seq_term, row.seq_set, row.seq_groups
         ok = 0
         todo = [(0, node)]
@@ -425,25 +218,27 @@ class GrammarIndex:
 
     def normalize(self, config: tuple[int, int, int]) -> tuple[int, int, int]:
         """End a lexeme that no byte can extend: feed its terminal, start a fresh lexeme."""
+        tb = self.tables
         q, node, k = config
-        if not self._final_l[q]:
+        if not tb.final[q]:
             return config
-        t = self._emit_l[q]
-        if self._is_ign[t]:
-            return (self._start_l[self._aid_l[q]], node, k)
+        t = tb.emit[q]
+        if tb.is_ignore[t]:
+            return (tb.start[tb.aid[q]], node, k)
         node = self.parser.feed(node, t)
-        return (self._start_l[self._state_set_l[self.parser.top(node)]], node, 0)
+        return (tb.start[tb.state_set[self.parser.top(node)]], node, 0)
 
     def config_accepting(self, config: tuple[int, int, int]) -> bool:
         """True when the text may end in this configuration."""
+        tb = self.tables
         q, node, _ = config
         p = self.parser
-        t = self._emit_l[q]
-        if self._is_start_l[q]:
+        t = tb.emit[q]
+        if tb.is_start[q]:
             return p.accepts_end(node)
         if t < 0:
             return False
-        if self._is_ign[t]:
+        if tb.is_ignore[t]:
             return p.accepts_end(node)
         n2 = p.feed(node, t)
         return n2 >= 0 and p.accepts_end(n2)
@@ -451,31 +246,33 @@ class GrammarIndex:
     # -- scalar stepping (advance, forced bytes) ----------------------------------------------
     def step_byte(self, config: tuple[int, int, int], b: int) -> tuple[int, int, int] | None:
         """Configuration after one byte, or None when the byte is rejected (no viability check)."""
+        tb = self.tables
         q, node, k = config
-        c = self._cls_l[b]
-        t = self._trans_l[q][c]
+        c = tb.cls[b]
+        t = tb.trans[q][c]
         if t >= 0:
-            return (t, node, k + 1 if self._ign_l[t] else 0)
+            return (t, node, k + 1 if tb.ign[t] else 0)
         if t != KILL:
             return None
-        term = self._emit_l[q]
-        if self._is_ign[term]:
-            nq = self._restart_l[self._aid_l[q]][c]
+        term = tb.emit[q]
+        if tb.is_ignore[term]:
+            nq = tb.restart[tb.aid[q]][c]
             if nq < 0:
                 return None
-            return (nq, node, k + 1 if self._ign_l[nq] else 0)
+            return (nq, node, k + 1 if tb.ign[nq] else 0)
         node = self.parser.feed(node, term)
         if node < 0:
             return None
-        nq = self._restart_l[self._state_set_l[self.parser.top(node)]][c]
+        nq = tb.restart[tb.state_set[self.parser.top(node)]][c]
         if nq < 0:
             return None
-        return (nq, node, 1 if self._ign_l[nq] else 0)
+        return (nq, node, 1 if tb.ign[nq] else 0)
 
     def viable(self, config: tuple[int, int, int]) -> bool:
         """The configuration can still be completed (same test the masks use)."""
+        tb = self.tables
         q, node, k = config
-        if self._ign_l[q] and k + self._need_l[q] > self.max_ignore:
+        if tb.ign[q] and k + tb.need[q] > self.max_ignore:
             return False
         return bool((self.parser.acc_bits(node) | self.lexer.ignore_bits) & self.lexer.pset[q])
 
@@ -498,6 +295,7 @@ class GrammarIndex:
         return b
 
     def _single_byte(self, config: tuple[int, int, int]) -> int:
+        tb = self.tables
         words, accepting, _ = self.mask(config)
         if accepting:
             return -1
@@ -508,15 +306,15 @@ class GrammarIndex:
                 return -1
         q = config[0]
         found = -1
-        row = self._trans_l[q]
+        row = tb.trans[q]
         for c, t in enumerate(row):
             if t == -1:
                 continue
-            byte = int(self._rep_byte[c])
+            byte = int(tb.rep_byte[c])
             nxt = self.step_byte(config, byte)
             if nxt is None or not self.viable(nxt):
                 continue
-            if found >= 0 or self._class_size[c] != 1:
+            if found >= 0 or tb.class_size[c] != 1:
                 return -1
             found = byte
         return found
@@ -541,115 +339,4 @@ class GrammarIndex:
         )
 
 
-class _WalkStates:
-    """Interned walk states of one row walk and their transitions per byte class.
-
-    A walk state is (lexer state, sequence-trie node, ignore-run length, bytes of the run that was
-    open when the token started, whether that run is still open).
-    """
-
-    def __init__(self, index: GrammarIndex, q0: int):
-        self.ix = index
-        self.ids: dict[tuple, int] = {}
-        self.states: list[tuple] = []
-        self.table = np.full((16, index._n_cls), _UNKNOWN, dtype=np.int32)
-        self.branches: dict[int, list[int]] = {}
-        self.seq_parent, self.seq_term, self.seq_set = [-1], [-1], [-1]
-        self.seq_index: dict[tuple, int] = {}
-        self.intern((q0, 0, 0, 0, bool(index._ign_l[q0])))
-
-    def intern(self, st: tuple) -> int:
-        i = self.ids.get(st)
-        if i is None:
-            i = len(self.states)
-            self.ids[st] = i
-            self.states.append(st)
-            if i >= len(self.table):
-                grown = np.full((2 * len(self.table), self.table.shape[1]), _UNKNOWN, dtype=np.int32)
-                grown[: len(self.table)] = self.table
-                self.table = grown
-        return i
-
-    def _seq(self, parent: int, term: int, amask: int) -> int:
-        key = (parent, term, amask)
-        sid = self.seq_index.get(key)
-        if sid is None:
-            sid = len(self.seq_parent)
-            self.seq_index[key] = sid
-            self.seq_parent.append(parent)
-            self.seq_term.append(term)
-            self.seq_set.append(self.ix._amasks[amask])
-        return sid
-
-    def _continue(self, nq: int, seq: int, run: int, r1: int, opn: bool) -> int:
-        ix = self.ix
-        if nq < 0:
-            return -1
-        if ix._ign_l[nq]:
-            run += 1
-            if opn:
-                r1 += 1
-            if run + ix._need_l[nq] > ix.max_ignore:
-                return -1
-        else:
-            run, opn = 0, False
-        return self.intern((nq, seq, run, r1, opn))
-
-    def fill(self, w: int, c: int) -> None:
-        ix = self.ix
-        q, seq, run, r1, opn = self.states[w]
-        t = ix._trans_l[q][c]
-        if t >= 0:
-            self.table[w, c] = self._continue(t, seq, run, r1, opn)
-            return
-        if t != KILL:
-            self.table[w, c] = -1
-            return
-        term = ix._emit_l[q]
-        if ix._is_ign[term]:
-            self.table[w, c] = self._continue(ix._restart_l[ix._aid_l[q]][c], seq, run, r1, opn)
-            return
-        succ = []
-        start, stop = ix._bo_start[term * ix._n_cls + c], ix._bo_start[term * ix._n_cls + c + 1]
-        for o in range(int(start), int(stop)):
-            nq, am = int(ix._bo_nq[o]), int(ix._bo_am[o])
-            s2 = self._continue(nq, self._seq(seq, term, am), 0, r1, False)
-            if s2 >= 0:
-                succ.append(s2)
-        if len(succ) == 1:
-            self.table[w, c] = succ[0]
-        elif not succ:
-            self.table[w, c] = -1
-        else:
-            self.table[w, c] = _BRANCH
-            self.branches[w * ix._n_cls + c] = succ
-
-    def keys_and_needs(self) -> tuple[np.ndarray, np.ndarray]:
-        """Per walk state: the group key (sequence node, terminal set) and the ignore budget it needs."""
-        ix = self.ix
-        n_psets = len(ix._psets)
-        keys = np.empty(len(self.states), dtype=np.int64)
-        needs = np.empty(len(self.states), dtype=np.int64)
-        for i, (q, seq, run, r1, opn) in enumerate(self.states):
-            keys[i] = seq * n_psets + int(ix._pset_id[q])
-            needs[i] = r1 + (ix._need_l[q] if opn else 0)
-        return keys, needs
-
-
-def _dense_unique(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``np.unique(keys, return_inverse=True)`` for non-negative keys of modest range, in O(n)."""
-    if len(keys) == 0:
-        return keys, keys
-    top = int(keys.max()) + 1
-    if top > 8 * len(keys) + (1 << 16):
-        uniq, inv = np.unique(keys, return_inverse=True)
-        return uniq, inv.reshape(-1)
-    present = np.zeros(top, dtype=bool)
-    present[keys] = True
-    uniq = np.nonzero(present)[0]
-    remap = np.zeros(top, dtype=np.int64)
-    remap[uniq] = np.arange(len(uniq))
-    return uniq, remap[keys]
-
-
-__all__ = ["GrammarIndex", "LexRow"]
+__all__ = ["GrammarIndex"]

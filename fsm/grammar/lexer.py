@@ -232,7 +232,7 @@ def build_lexer(
 ) -> LexerAutomaton:
     """Build the product lexer. ``token_bytes[b]`` says byte ``b`` is a token on its own (liveness).
 
-    >>> from fsm.grammar_lark import load_lark
+    >>> from fsm.grammar.lark import load_lark
     >>> lx = build_lexer(load_lark('start: "a" "b"'), np.ones(256, bool))
     >>> lx.n_states > 0
     True

@@ -21,7 +21,7 @@ class Truncated(Exception):
 class LRParser:
     """Feeds terminals to stacks. Stack ids are shared by every matcher of one grammar index.
 
-    >>> from fsm.grammar_lark import load_lark
+    >>> from fsm.grammar.lark import load_lark
     >>> g = load_lark('start: "(" start ")" | "x"')
     >>> p = LRParser(g.table)
     >>> lp, rp, x = (g.term_id(n) for n in ("LPAR", "RPAR", "X"))
