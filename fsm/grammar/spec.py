@@ -12,7 +12,12 @@ import time
 from dataclasses import dataclass
 
 from ..errors import GrammarError
-from ..limits import Limits
+from ..limits import DEFAULT_LIMITS, Limits
+from ..vocabulary import Vocabulary
+from .builtin import load
+from .index import GrammarIndex
+from .lark import load_lark_bounded
+from .lexer_build import build_lexer
 
 
 @dataclass(frozen=True)
@@ -42,13 +47,10 @@ class Grammar:
         )
         return "grammar:" + h.hexdigest()[:32]
 
-    def build_index(self, vocab, limits: Limits | None = None, seconds: float | None = None):
+    def build_index(
+        self, vocab: Vocabulary, limits: Limits | None = None, seconds: float | None = None
+    ) -> GrammarIndex:
         """The token index; ``seconds`` bounds lark's table construction (default: the limits' budget)."""
-        from ..limits import DEFAULT_LIMITS
-        from .index import GrammarIndex
-        from .lark import load_lark_bounded
-        from .lexer import build_lexer
-
         limits = limits or DEFAULT_LIMITS
         started = time.monotonic()
         seconds = seconds or limits.max_seconds
@@ -69,6 +71,4 @@ class Grammar:
         >>> Grammar.builtin("json").start
         'start'
         """
-        from .builtin import load
-
         return cls(load(name), **options)
