@@ -354,6 +354,7 @@ def _suite() -> tuple[str, list[str]]:
     import fsm
     from fsm.errors import SpecError
     from fsm.json.schema import JsonSchema
+    from fsm.testing import accepts
     from guide.default_model import default_model_dir
 
     tok = AutoTokenizer.from_pretrained(default_model_dir())
@@ -371,15 +372,9 @@ def _suite() -> tuple[str, list[str]]:
             ok += 1
             for t in g["tests"]:
                 text = json.dumps(t["data"], separators=(",", ":"), ensure_ascii=False)
-                m = index.matcher()
                 ids = tok.encode(text, add_special_tokens=False)
-                first = m.is_allowed(ids[0]) if ids else True
-                try:
-                    for i in ids:
-                        m.advance(i)
-                    accepted = m.is_accepting()
-                except fsm.TokenRejected:
-                    accepted = False
+                first = index.matcher().is_allowed(ids[0]) if ids else True
+                accepted = accepts(index, ids)
                 if not t["valid"]:
                     invalid += 1
                     if accepted:

@@ -36,14 +36,19 @@ class RandomSource(Protocol):
     def choice(self, seq: Any) -> Any: ...
 
 
-def tokens_of(index: Index, text: str | bytes, tokenizer: Tokenizer | None = None) -> list[int]:
-    """Token ids spelling ``text``: the tokenizer's when one is given, else greedy longest match.
+def tokens_of(
+    index: Index, text: str | bytes | Sequence[int], tokenizer: Tokenizer | None = None
+) -> list[int]:
+    """Token ids spelling ``text``: the tokenizer's when one is given, else greedy longest match
+    (a sequence of ids is taken as it is).
 
     >>> import fsm
     >>> v = fsm.Vocabulary([b"a", b"ab", b"b", None], eos_token_ids=[3])
     >>> tokens_of(fsm.compile(fsm.Regex("(ab)+"), v), "abab")
     [1, 1]
     """
+    if not isinstance(text, (str, bytes)):
+        return [int(t) for t in text]
     if tokenizer is not None:
         if isinstance(text, bytes):
             text = text.decode("utf-8")
@@ -55,14 +60,14 @@ def tokens_of(index: Index, text: str | bytes, tokenizer: Tokenizer | None = Non
     return ids
 
 
-def accepts(index: Index, text: str | bytes, tokenizer: Tokenizer | None = None) -> bool:
+def accepts(index: Index, text: str | bytes | Sequence[int], tokenizer: Tokenizer | None = None) -> bool:
     """Whether a fresh matcher of ``index`` takes ``text``'s tokens (see `tokens_of`) and then accepts.
 
     >>> import fsm
     >>> v = fsm.Vocabulary([b"1", b"2", b"+", None], eos_token_ids=[3])
     >>> index = fsm.compile(fsm.Regex(r"\\d+(\\+\\d+)*"), v)
-    >>> accepts(index, "1+2"), accepts(index, "1+")
-    (True, False)
+    >>> accepts(index, "1+2"), accepts(index, "1+"), accepts(index, [0, 2, 1])
+    (True, False, True)
     """
     m = index.matcher()
     try:

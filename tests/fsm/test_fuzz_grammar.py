@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fsm
+from fsm.testing import random_walk
 
 _TERMINALS = [
     '"a"',
@@ -58,14 +59,6 @@ def test_random_grammars_compile_soundly_or_raise_spec_error(vocab, text, seed):
     parser = lark.Lark(text, parser="lalr")
     rng = np.random.default_rng(seed)
     for _ in range(2):
-        m = index.matcher()
-        out = []
-        for _ in range(40):
-            allowed = m.allowed_token_ids()
-            assert len(allowed), f"stuck state for grammar:\n{text}"
-            t = int(rng.choice(allowed))
-            m.advance(t)
-            if t in vocab.eos_token_ids:
-                parser.parse(vocab.decode(out).decode("utf-8"))
-                break
-            out.append(t)
+        walk = random_walk(index, rng, max_tokens=40, eos_bias=None)  # asserts no stuck state
+        if walk.finished:
+            parser.parse(walk.text)

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 import fsm
+from fsm.testing import random_walk
 
 from ..fuzz.schema_strategies import schemas
 
@@ -34,15 +35,6 @@ def test_random_schemas_compile_soundly_or_raise_spec_error(vocab, schema, seed)
     validator = Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
     rng = np.random.default_rng(seed)
     for _ in range(2):
-        m = index.matcher()
-        out = []
-        for _ in range(60):
-            allowed = m.allowed_token_ids()
-            assert len(allowed), f"stuck state for {json.dumps(schema)}"
-            t = int(rng.choice(allowed))
-            m.advance(t)
-            if t in vocab.eos_token_ids:
-                text = vocab.decode(out).decode("utf-8")
-                validator.validate(json.loads(text))
-                break
-            out.append(t)
+        walk = random_walk(index, rng, max_tokens=60, eos_bias=None)  # asserts no stuck state
+        if walk.finished:
+            validator.validate(json.loads(walk.text))

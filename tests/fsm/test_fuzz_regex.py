@@ -7,6 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fsm
+from fsm.testing import random_walk
 
 from ..fuzz.strategies import maybe_broken_regexes, python_accepts
 
@@ -29,15 +30,7 @@ def test_random_regexes_compile_soundly_or_raise_spec_error(vocab, pattern, seed
     assert compiled is not None, f"we compiled {pattern!r} which Python's re rejects"
     rng = np.random.default_rng(seed)
     for _ in range(3):
-        m = index.matcher()
-        out = []
-        for _ in range(40):
-            allowed = m.allowed_token_ids()
-            assert len(allowed), f"stuck state for {pattern!r}"
-            t = int(rng.choice(allowed))
-            m.advance(t)
-            if t in vocab.eos_token_ids:
-                text = vocab.decode(out).decode("utf-8")
-                assert compiled.fullmatch(text), (pattern, text)
-                break
-            out.append(t)
+        walk = random_walk(index, rng, max_tokens=40, eos_bias=None)  # asserts no stuck state
+        if walk.finished:
+            text = walk.text
+            assert compiled.fullmatch(text), (pattern, text)

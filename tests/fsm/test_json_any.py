@@ -14,8 +14,9 @@ from fsm.automata import AnyJson, LazyByteDFA, lit, node_nfa, seq
 from fsm.errors import UnsupportedSchema
 from fsm.json.schema import JsonSchema
 from fsm.lazy_index import LazyDfaIndex
+from fsm.testing import accepts
 
-from .json_helpers import accepts_text, compact, valid_walks, validator
+from .json_helpers import compact, valid_json_walks, validator
 
 json_values = st.recursive(
     st.none()
@@ -125,9 +126,9 @@ def test_unconstrained_values_compile_lazily_not_to_regex(vocab, tokenizer):
     index = fsm.compile(spec, vocab, cache=False)
     assert isinstance(index, LazyDfaIndex)
     deep = {"id": 1, "payload": {"a": [[[[[[[[[[[[{"b": [1, "x", None, True, -2.5e-3]}]]]]]]]]]]]]}}
-    assert accepts_text(index, tokenizer, compact(deep))
-    assert not accepts_text(index, tokenizer, '{"id":1,"payload":{"a":[1,]}}')
-    assert not accepts_text(index, tokenizer, '{"payload":1,"id":1}')
+    assert accepts(index, compact(deep), tokenizer)
+    assert not accepts(index, '{"id":1,"payload":{"a":[1,]}}', tokenizer)
+    assert not accepts(index, '{"payload":1,"id":1}', tokenizer)
 
 
 @pytest.mark.parametrize("whitespace", ["compact", "pretty"])
@@ -139,7 +140,7 @@ def test_random_walks_are_valid_documents(vocab, whitespace):
         "additionalProperties": True,
     }
     index = fsm.compile(JsonSchema(s, whitespace=whitespace), vocab, cache=False)
-    texts = valid_walks(index, vocab, validator(s), random.Random(11), 25, max_tokens=80, eos_bias=0.4)
+    texts = valid_json_walks(index, validator(s), random.Random(11), 25, max_tokens=80, eos_bias=0.4)
     assert len(texts) >= 5
     for text in texts:
         if whitespace == "pretty" and not any(c in text for c in ".eE"):  # number spelling aside
@@ -152,4 +153,4 @@ def test_token_level_acceptance_of_any_value(vocab, tokenizer, value):
     index = fsm.compile(JsonSchema({"type": "array", "items": {}}), vocab, cache=True)
     doc = compact([value])
     assume(vocab.decode(tokenizer.encode(doc, add_special_tokens=False)) == doc.encode("utf-8"))
-    assert accepts_text(index, tokenizer, doc)
+    assert accepts(index, doc, tokenizer)

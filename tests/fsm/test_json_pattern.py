@@ -13,8 +13,7 @@ from fsm.automata import Enc, lit, node_to_char_dfa, node_to_dfa, seq
 from fsm.errors import UnsupportedSchema
 from fsm.json.formats import FORMATS, format_node
 from fsm.json.patterns import pattern_node
-
-from .json_helpers import sample_char_dfa
+from fsm.testing import sample_char_dfa
 
 PATTERNS = [
     r"^[a-z]+$",

@@ -13,8 +13,9 @@ from fsm.automata import NEVER, LeftRecursive, Ref, alt, lit, pushdown_dfa, seq
 from fsm.errors import SchemaError
 from fsm.json.schema import JsonSchema
 from fsm.lazy_index import LazyDfaIndex
+from fsm.testing import accepts
 
-from .json_helpers import accepts_text, compact, valid_walks, validator
+from .json_helpers import compact, valid_json_walks, validator
 
 # balanced brackets with a leaf: v := "0" | "[" v ("," v)* "]"
 BRACKETS = {
@@ -73,10 +74,10 @@ def test_recursive_schema_compiles_to_the_lazy_pushdown_index(vocab, tokenizer):
     deep = {"name": "a"}
     for _ in range(25):  # far deeper than any fixed cut
         deep = {"name": "b", "kids": [deep, {"name": "c"}]}
-    assert accepts_text(index, tokenizer, compact(deep))
-    assert not accepts_text(index, tokenizer, compact({"name": "a", "kids": [{"name": "toolong"}]}))
-    assert not accepts_text(index, tokenizer, compact({"name": "a", "kids": [{"kids": []}]}))
-    assert not accepts_text(index, tokenizer, compact({"name": "a", "kids": [{"name": "x"}] * 4}))
+    assert accepts(index, compact(deep), tokenizer)
+    assert not accepts(index, compact({"name": "a", "kids": [{"name": "toolong"}]}), tokenizer)
+    assert not accepts(index, compact({"name": "a", "kids": [{"kids": []}]}), tokenizer)
+    assert not accepts(index, compact({"name": "a", "kids": [{"name": "x"}] * 4}), tokenizer)
 
 
 def test_random_walks_of_a_recursive_schema_validate(vocab):
@@ -105,7 +106,7 @@ def test_random_walks_of_a_recursive_schema_validate(vocab):
         "$ref": "#/$defs/expr",
     }
     index = fsm.compile(JsonSchema(schema), vocab, cache=False)
-    assert len(valid_walks(index, vocab, validator(schema), random.Random(7), 30, max_tokens=120)) >= 10
+    assert len(valid_json_walks(index, validator(schema), random.Random(7), 30, max_tokens=120)) >= 10
 
 
 def test_ambiguous_alternatives_need_no_lalr(vocab, tokenizer):
@@ -135,9 +136,9 @@ def test_ambiguous_alternatives_need_no_lalr(vocab, tokenizer):
         ],
     }
     index = fsm.compile(JsonSchema(schema), vocab, cache=False)
-    assert accepts_text(index, tokenizer, compact({"a": {"next": {"next": {}}}, "x": 1}))
-    assert accepts_text(index, tokenizer, compact({"a": {"next": {}}, "y": 2}))
-    assert not accepts_text(index, tokenizer, compact({"a": {"next": {}}, "y": 1}))
+    assert accepts(index, compact({"a": {"next": {"next": {}}}, "x": 1}), tokenizer)
+    assert accepts(index, compact({"a": {"next": {}}, "y": 2}), tokenizer)
+    assert not accepts(index, compact({"a": {"next": {}}, "y": 1}), tokenizer)
 
 
 def test_recursive_refs_beside_redundant_siblings(vocab, tokenizer):
@@ -164,7 +165,7 @@ def test_recursive_refs_beside_redundant_siblings(vocab, tokenizer):
     index = fsm.compile(JsonSchema(schema), vocab, cache=False)
     v = validator(schema)
     good = {"by": [{"name": "a", "friends": [{"name": "b", "friends": []}]}]}
-    assert v.is_valid(good) and accepts_text(index, tokenizer, compact(good))
+    assert v.is_valid(good) and accepts(index, compact(good), tokenizer)
     for bad in ({"by": [{"name": "a", "secret": 1}]}, {"by": [{"name": "abcd"}]}, {"by": [1]}):
         assert not v.is_valid(bad)
-        assert not accepts_text(index, tokenizer, compact(bad))
+        assert not accepts(index, compact(bad), tokenizer)

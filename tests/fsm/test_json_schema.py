@@ -15,8 +15,9 @@ from pydantic import BaseModel, Field
 import fsm
 from fsm.errors import SchemaTooComplex, SpecError, UnsupportedSchema
 from fsm.json.schema import JsonSchema
+from fsm.testing import accepts, random_walk
 
-from .json_helpers import compact, random_walk, valid_walks, validator
+from .json_helpers import compact, valid_json_walks, validator
 
 
 class raw(str):
@@ -224,7 +225,8 @@ def test_long_counts_are_exact_without_expanding_them(schema, vocab):
     check = validator(schema)
     rnd = random.Random(7)
     for _ in range(6):
-        text, finished = random_walk(index, vocab, rnd, max_tokens=80, eos_bias=0.3)
+        walk = random_walk(index, rnd, max_tokens=80, eos_bias=0.3)
+        text, finished = walk.text, walk.finished
         if finished:
             check.validate(json.loads(text))
 
@@ -400,7 +402,8 @@ def test_recursive_schema_goes_to_the_grammar_engine(vocab):
     rnd = random.Random(0)
     v = validator(tree)
     for _ in range(6):
-        text, done = random_walk(index, vocab, rnd, max_tokens=120)
+        walk = random_walk(index, rnd, max_tokens=120)
+        text, done = walk.text, walk.finished
         if done:
             assert v.is_valid(json.loads(text)), text
 
@@ -425,15 +428,14 @@ def test_recursive_ref_inside_any_of_branches(vocab, tokenizer):
         "$ref": "#/$defs/node",
     }
     index = fsm.compile(JsonSchema(node), vocab, cache=False)
-    from .json_helpers import accepts_text
-
-    assert accepts_text(index, tokenizer, compact({"kids": ["ab", {"kids": [{"kids": []}]}]}))
-    assert not accepts_text(index, tokenizer, compact({"kids": ["abc"]}))
-    assert not accepts_text(index, tokenizer, compact({"kids": [{"kid": []}]}))
+    assert accepts(index, compact({"kids": ["ab", {"kids": [{"kids": []}]}]}), tokenizer)
+    assert not accepts(index, compact({"kids": ["abc"]}), tokenizer)
+    assert not accepts(index, compact({"kids": [{"kid": []}]}), tokenizer)
     v = validator(node)
     rnd = random.Random(3)
     for _ in range(6):
-        text, done = random_walk(index, vocab, rnd, max_tokens=100)
+        walk = random_walk(index, rnd, max_tokens=100)
+        text, done = walk.text, walk.finished
         if done:
             assert v.is_valid(json.loads(text)), text
 
@@ -627,7 +629,8 @@ def test_pydantic_model_keeps_field_order_and_validates(vocab):
     index = fsm.compile(spec, vocab, cache=False)
     rnd = random.Random(1)
     for _ in range(4):
-        text, done = random_walk(index, vocab, rnd, max_tokens=200, eos_bias=0.9)
+        walk = random_walk(index, rnd, max_tokens=200, eos_bias=0.9)
+        text, done = walk.text, walk.finished
         if done:
             Person.model_validate_json(text)
 
@@ -646,8 +649,6 @@ def test_matcher_masks_with_the_real_vocabulary(vocab, tokenizer):
 
 
 def test_any_value_through_the_grammar_engine(vocab, tokenizer):
-    from .json_helpers import accepts_text
-
     s = {
         "type": "object",
         "properties": {"id": {"type": "integer"}, "payload": {}},
@@ -657,13 +658,14 @@ def test_any_value_through_the_grammar_engine(vocab, tokenizer):
     spec = JsonSchema(s)
     assert spec.is_recursive and "json_value" in spec.to_grammar()
     index = fsm.compile(spec, vocab, cache=False)
-    assert accepts_text(index, tokenizer, '{"id":1,"payload":{"a":[1,"x",null,{"b":true}]}}')
-    assert not accepts_text(index, tokenizer, '{"id":1,"payload":{"a":[1,]}}')
-    assert not accepts_text(index, tokenizer, '{"payload":1,"id":1}')
+    assert accepts(index, '{"id":1,"payload":{"a":[1,"x",null,{"b":true}]}}', tokenizer)
+    assert not accepts(index, '{"id":1,"payload":{"a":[1,]}}', tokenizer)
+    assert not accepts(index, '{"payload":1,"id":1}', tokenizer)
     rnd = random.Random(5)
     v = validator(s)
     for _ in range(5):
-        text, done = random_walk(index, vocab, rnd, max_tokens=60, eos_bias=0.8)
+        walk = random_walk(index, rnd, max_tokens=60, eos_bias=0.8)
+        text, done = walk.text, walk.finished
         if done:
             assert v.is_valid(json.loads(text)), text
 
@@ -685,12 +687,10 @@ def test_one_of_exclusive_by_the_keys_this_library_generates(vocab, tokenizer):
             },
         ]
     }
-    from .json_helpers import accepts_text
-
     v = validator(schema)
     index = fsm.compile(JsonSchema(schema), vocab, cache=False)
     docs = ({"id": "a", "win": 1}, {"id": "a", "lose": None}, {"id": "a"}, {"id": "a", "win": 1, "lose": 2})
-    assert [accepts_text(index, tokenizer, compact(d)) for d in docs] == [True, True, False, False]
-    valid_walks(index, vocab, v, random.Random(4), 20, max_tokens=40)
+    assert [accepts(index, compact(d), tokenizer) for d in docs] == [True, True, False, False]
+    valid_json_walks(index, v, random.Random(4), 20, max_tokens=40)
     with pytest.raises(UnsupportedSchema):  # extras allowed: {"id":..,"win":..,"lose":..} matches both
         fsm.compile(JsonSchema(schema, allow_additional_properties=True), vocab, cache=False)

@@ -31,8 +31,9 @@ import pytest
 import fsm
 from fsm.errors import SpecError
 from fsm.json.schema import JsonSchema
+from fsm.testing import accepts, random_walk
 
-from .json_helpers import accepts_text, compact, random_walk, validator
+from .json_helpers import compact, validator
 
 # Copies of the shared corpora (see tests/data/CORPORA-README.md): the official suite's draft2020-12
 # files, and the first two schemas of every JSONSchemaBench subset.
@@ -89,7 +90,7 @@ class _Compiled:
         text = compact(value)
         if self.dfa is not None:
             return self.dfa.accepts(text.encode())
-        return accepts_text(self.index, tokenizer, text)
+        return accepts(self.index, text, tokenizer)
 
 
 @pytest.fixture(scope="module")
@@ -129,7 +130,8 @@ def test_random_walks_are_valid_documents(compiled, vocab):
     walked = 0
     for name, g, c in compiled[::2]:
         v = validator(g["schema"])
-        text, done = random_walk(c.index, vocab, rnd, max_tokens=60, eos_bias=0.7)
+        walk = random_walk(c.index, rnd, max_tokens=60, eos_bias=0.7)
+        text, done = walk.text, walk.finished
         if not done:
             continue
         walked += 1
@@ -160,7 +162,8 @@ def test_jsonschemabench_sample_sound_and_no_accepted_invalid(vocab, tokenizer):
             if not t["valid"]:
                 assert not c.accepts(tokenizer, t["data"]), (item["id"], t["description"])
         v = validator(schema)
-        text, done = random_walk(c.index, vocab, rnd, max_tokens=80, eos_bias=0.7)
+        walk = random_walk(c.index, rnd, max_tokens=80, eos_bias=0.7)
+        text, done = walk.text, walk.finished
         if done:
             assert v.is_valid(json.loads(text)), (item["id"], text)
     assert compiled >= 35  # coverage floor on the 42-schema sample (36 measured); soundness is asserted above

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import fsm
 from fsm.bitmask import unpack_bitmask
+from fsm.testing import random_walk
 
 from .regex_cases import REGEXES
 
@@ -27,21 +28,6 @@ def indexes(vocab):
     return {name: fsm.compile(fsm.Regex(p), vocab, cache=False) for name, p in REGEXES.items()}
 
 
-def random_walk(index, rng, max_tokens=120):
-    m = index.matcher()
-    vocab = index.vocabulary
-    out = []
-    for _ in range(max_tokens):
-        allowed = m.allowed_token_ids()
-        assert len(allowed) > 0, "a reachable state with no allowed token"
-        t = int(rng.choice(allowed))
-        m.advance(t)
-        if t in vocab.eos_token_ids:
-            return vocab.decode(out), True
-        out.append(t)
-    return vocab.decode(out), m.is_accepting()
-
-
 @pytest.mark.parametrize("name", sorted(REGEXES))
 def test_random_walks_fullmatch(indexes, name):
     pattern = re.compile(REGEXES[name], re.ASCII)
@@ -49,7 +35,8 @@ def test_random_walks_fullmatch(indexes, name):
     @FAST
     @given(st.integers(0, 2**32 - 1))
     def check(seed):
-        text, ended = random_walk(indexes[name], np.random.default_rng(seed))
+        walk = random_walk(indexes[name], np.random.default_rng(seed), max_tokens=120, eos_bias=None)
+        text, ended = walk.data, walk.accepting
         if ended:
             assert pattern.fullmatch(text.decode("utf-8")), text
         else:  # length cap hit: what we have must still be a prefix of some match

@@ -18,24 +18,19 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import fsm
+from fsm.testing import random_walk
 from tests.fuzz.strategies import maybe_broken_regexes, python_accepts
 
 LIMITS = fsm.Limits(max_seconds=5.0, max_states=50_000, max_regex_positions=10_000)
 
 
-def walk(index, vocab, rng, n=40):
-    m = index.matcher()
-    out = []
-    for _ in range(n):
-        allowed = m.allowed_token_ids()
-        if not len(allowed):
-            return None, "stuck"
-        t = int(rng.choice(allowed))
-        m.advance(t)
-        if t in vocab.eos_token_ids:
-            return vocab.decode(out).decode("utf-8"), "done"
-        out.append(t)
-    return None, "length"
+def walk(index, rng, n=40):
+    """(text, "done") for a walk that took EOS, (None, "stuck"|"length") otherwise."""
+    try:
+        w = random_walk(index, rng, max_tokens=n, eos_bias=None)
+    except AssertionError:
+        return None, "stuck"
+    return (w.text, "done") if w.finished else (None, "length")
 
 
 def fuzz_regex(vocab, n, rng):
@@ -55,7 +50,7 @@ def fuzz_regex(vocab, n, rng):
         stats["compiled"] += 1
         compiled = python_accepts(pattern)
         for _ in range(3):
-            text, why = walk(index, vocab, rng)
+            text, why = walk(index, rng)
             if why == "stuck" or (text is not None and (compiled is None or not compiled.fullmatch(text))):
                 stats["invalid"] += 1
                 print("INVALID", repr(pattern), repr(text), why)
@@ -83,7 +78,7 @@ def fuzz_json(vocab, n, rng):
         stats["compiled"] += 1
         v = Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
         for _ in range(3):
-            text, why = walk(index, vocab, rng, n=80)
+            text, why = walk(index, rng, n=80)
             if why == "stuck":
                 stats["invalid"] += 1
             elif text is not None:
