@@ -82,6 +82,37 @@ def class_trie(trie: TokenTrie, dfa: ByteDFA) -> TokenTrie:
     >>> class_trie(v.trie, regex_to_dfa("[ab]+")).n_nodes < v.trie.n_nodes
     True
     """
+    cnode, parent, label, depth = _class_levels(trie, dfa)
+    m = len(parent)
+    # Children are contiguous: ids were assigned per depth in (parent, label) order.
+    child_count = np.bincount(parent[1:], minlength=m).astype(np.int32)
+    first = np.full(m, m, dtype=np.int64)
+    np.minimum.at(first, parent[1:], np.arange(1, m))
+    child_start = np.where(child_count > 0, first, 0).astype(np.int32)
+    tok_node = trie.token_nodes
+    tok_order = trie.tok_ids
+    ctn = cnode[tok_node]
+    keep = ctn >= 0
+    ctn, toks = ctn[keep], tok_order[keep]
+    order = np.argsort(ctn, kind="stable")
+    ctn, toks = ctn[order], toks[order]
+    tok_count = np.bincount(ctn, minlength=m).astype(np.int32)
+    tok_start = (np.cumsum(tok_count) - tok_count).astype(np.int32)
+    return TokenTrie(
+        label.astype(np.int32),
+        child_start,
+        child_count,
+        tok_start,
+        tok_count,
+        toks.astype(np.int32),
+        depth.astype(np.int32),
+        parent,
+    )
+
+
+def _class_levels(trie: TokenTrie, dfa: ByteDFA) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The class-trie nodes, level by level: (byte-trie node -> class node or -1, and per class node
+    its parent, class label and depth); ids are assigned per depth in (parent, label) order."""
     k = dfa.table.shape[1]
     cls = dfa.byte_class[trie.node_byte].astype(np.int64)
     dead_cls = (dfa.table < 0).all(axis=0)
@@ -122,34 +153,7 @@ def class_trie(trie: TokenTrie, dfa: ByteDFA) -> TokenTrie:
         c_depth.append(np.full(len(uniq), d, dtype=np.int64))
         next_id += len(uniq)
         frontier = kids
-    parent = np.concatenate(c_parent)
-    label = np.concatenate(c_label)
-    depth = np.concatenate(c_depth)
-    m = next_id
-    # Children are contiguous: ids were assigned per depth in (parent, label) order.
-    child_count = np.bincount(parent[1:], minlength=m).astype(np.int32)
-    first = np.full(m, m, dtype=np.int64)
-    np.minimum.at(first, parent[1:], np.arange(1, m))
-    child_start = np.where(child_count > 0, first, 0).astype(np.int32)
-    tok_node = trie.token_nodes
-    tok_order = trie.tok_ids
-    ctn = cnode[tok_node]
-    keep = ctn >= 0
-    ctn, toks = ctn[keep], tok_order[keep]
-    order = np.argsort(ctn, kind="stable")
-    ctn, toks = ctn[order], toks[order]
-    tok_count = np.bincount(ctn, minlength=m).astype(np.int32)
-    tok_start = (np.cumsum(tok_count) - tok_count).astype(np.int32)
-    return TokenTrie(
-        label.astype(np.int32),
-        child_start,
-        child_count,
-        tok_start,
-        tok_count,
-        toks.astype(np.int32),
-        depth.astype(np.int32),
-        parent,
-    )
+    return cnode, np.concatenate(c_parent), np.concatenate(c_label), np.concatenate(c_depth)
 
 
 def tokenize_longest(trie: TokenTrie, data: bytes) -> list[int]:

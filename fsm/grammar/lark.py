@@ -163,9 +163,19 @@ def load_lark(text: str, start: str = "start") -> LarkGrammar:
     except (KeyError, AssertionError, ValueError) as exc:
         raise GrammarError(f"lark could not build the grammar: {exc!r}") from None
 
+    terminals = _terminals(parser, text)
+    by_name = {t.name: t.id for t in terminals}
+    table = _extract_table(parser, by_name, text, start)
+    ignore = frozenset(by_name[n] for n in parser.ignore_tokens if n in by_name)
+    first, follow = _first_follow(parser, by_name, start)
+    _check_productive(parser, text, start)
+    return LarkGrammar(text, start, terminals, table, ignore, follow, first, parser)
+
+
+def _terminals(parser, text: str) -> list[Terminal]:
+    """The grammar's terminals in lark's BasicLexer order (first match wins, in this order)."""
     raw_terms = list(parser.terminals)
     ignore_names = set(parser.ignore_tokens)
-    # lark's BasicLexer order: first match wins, in this order.
     raw_terms.sort(key=lambda t: (-t.priority, -t.pattern.max_width, -len(t.pattern.value), t.name))
     terminals: list[Terminal] = []
     for i, t in enumerate(raw_terms):
@@ -193,12 +203,7 @@ def load_lark(text: str, start: str = "start") -> LarkGrammar:
                 ignored=t.name in ignore_names,
             )
         )
-    by_name = {t.name: t.id for t in terminals}
-    table = _extract_table(parser, by_name, text, start)
-    ignore = frozenset(by_name[n] for n in ignore_names if n in by_name)
-    first, follow = _first_follow(parser, by_name, start)
-    _check_productive(parser, text, start)
-    return LarkGrammar(text, start, terminals, table, ignore, follow, first, parser)
+    return terminals
 
 
 def _explain_lark_error(text: str, msg: str) -> str:
@@ -225,6 +230,7 @@ def _explain_lark_error(text: str, msg: str) -> str:
 
 
 def _extract_table(parser, by_name: dict[str, int], text: str, start: str) -> ParseTable:
+    """lark's LALR table as integer actions (shift: state, reduce: ~rule) and gotos."""
     from lark.parsers.lalr_analysis import Shift
 
     pt = parser.parser.parser.parser.parse_table
@@ -269,16 +275,7 @@ def _extract_table(parser, by_name: dict[str, int], text: str, start: str) -> Pa
                     rule_id[key] = len(rules)
                     rules.append(arg)
                 action[s][t] = ~rule_id[key]
-    rule_len, rule_lhs, rule_text = [], [], []
-    for r in rules:
-        name = r.origin.name
-        name = name if isinstance(name, str) else str(name)
-        if name not in nt_id:
-            nt_id[name] = len(nt_names)
-            nt_names.append(name)
-        rule_len.append(len(r.expansion))
-        rule_lhs.append(nt_id[name])
-        rule_text.append(str(r))
+    rule_len, rule_lhs, rule_text = _rule_arrays(rules, nt_id, nt_names)
     return ParseTable(
         action=action,
         goto=goto,
@@ -290,6 +287,23 @@ def _extract_table(parser, by_name: dict[str, int], text: str, start: str) -> Pa
         end_term=end_term,
         nonterminals=nt_names,
     )
+
+
+def _rule_arrays(
+    rules: list, nt_id: dict[str, int], nt_names: list[str]
+) -> tuple[list[int], list[int], list[str]]:
+    """Length, left-hand nonterminal id and text of each rule (new nonterminals are numbered)."""
+    rule_len, rule_lhs, rule_text = [], [], []
+    for r in rules:
+        name = r.origin.name
+        name = name if isinstance(name, str) else str(name)
+        if name not in nt_id:
+            nt_id[name] = len(nt_names)
+            nt_names.append(name)
+        rule_len.append(len(r.expansion))
+        rule_lhs.append(nt_id[name])
+        rule_text.append(str(r))
+    return rule_len, rule_lhs, rule_text
 
 
 def _symbols(parser):
@@ -368,82 +382,3 @@ def _check_productive(parser, text: str, start: str) -> None:
             f"rule {name!r}{_where(line)} can never derive a finite string (every alternative recurses "
             f"forever){'' if len(bad) == 1 else f'; also: {bad[1:]}'}"
         )
-
-
-_FORK_LINES = 300  # grammars with more lines build their LALR table in a child process, under a deadline
-
-
-def load_lark_bounded(text: str, start: str = "start", seconds: float | None = None) -> LarkGrammar:
-    """`load_lark` that gives up after ``seconds`` with `SpecTooComplex` instead of hanging.
-
-    lark's LALR construction is pure Python and cannot be interrupted; for big grammars (generated
-    from large JSON schemas it can take minutes) it runs in a forked child that is killed on time.
-    A plain ``os.fork`` (not multiprocessing), so it also works inside daemonic worker processes.
-
-    >>> load_lark_bounded('start: "a"', seconds=5).table.start_state >= 0
-    True
-    """
-    import os
-
-    if seconds is None or text.count("\n") < _FORK_LINES or not hasattr(os, "fork"):
-        return load_lark(text, start)
-    import pickle
-    import select
-    import signal
-    import time
-
-    from ..errors import SpecTooComplex
-
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # child: build, send the pickled result, leave without running any cleanup
-        code = 0
-        try:
-            os.close(r)
-            try:
-                g = load_lark(text, start)
-                g.lark = None  # lark's parser object holds local classes: not picklable, not needed
-                data = pickle.dumps(("ok", g))
-            except GrammarError as exc:
-                data = pickle.dumps(("error", str(exc)))
-            except BaseException as exc:  # noqa: BLE001 - reported to the parent as a grammar error
-                data = pickle.dumps(("error", f"lark could not build the grammar: {exc!r}"))
-            with os.fdopen(w, "wb") as f:
-                f.write(data)
-        except BaseException:  # noqa: BLE001
-            code = 1
-        finally:
-            os._exit(code)
-    os.close(w)
-    chunks: list[bytes] = []
-    deadline = time.monotonic() + seconds
-    try:
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([r], [], [], left)[0]:
-                raise SpecTooComplex(
-                    f"grammar: lark's LALR table did not finish within {seconds:.3g} s (the budget max_seconds); "
-                    "simplify the spec or raise Limits.max_seconds",
-                    budget="max_seconds",
-                    limit=seconds,
-                )
-            chunk = os.read(r, 1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-    finally:
-        os.close(r)
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        os.waitpid(pid, 0)
-    try:
-        kind, payload = pickle.loads(b"".join(chunks))
-    except Exception:  # noqa: BLE001 - the child died before sending
-        raise GrammarError(
-            "the grammar could not be built (the process building its LALR table died)"
-        ) from None
-    if kind == "ok":
-        return payload
-    raise GrammarError(payload)

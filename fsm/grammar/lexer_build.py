@@ -73,70 +73,91 @@ def build_lexer(
     """
     limits = limits or DEFAULT_LIMITS
     deadline = limits.deadline()
-    terms = grammar.terminals
-    n_terms = len(terms)
-    table = grammar.table
     dfas: list[ByteDFA] = []
-    for t in terms:
+    for t in grammar.terminals:
         dfas.append(terminal_dfa(t, limits))
     deadline.check("grammar terminals")
+    product = _Product(grammar, dfas, token_bytes, limits)
+    product.explore(deadline)
+    product.check_ignore_overlap()
+    lx = product.trimmed(max_ignore)
+    check_adjacency(lx, product.emittable)
+    return lx
 
-    # Global byte classes: bytes no terminal (nor the sensitivity rule) tells apart share a column.
-    keys = np.stack([d.byte_class for d in dfas] + [SENSITIVE.astype(np.int32)], axis=1)
-    _, rep_idx, byte_class = np.unique(keys, axis=0, return_index=True, return_inverse=True)
-    byte_class = byte_class.reshape(-1).astype(np.int32)
-    n_cls = len(rep_idx)
-    rep_byte = np.zeros(n_cls, dtype=np.int64)
-    rep_byte[byte_class] = np.arange(256)
-    tables = [d.table[:, d.byte_class[rep_byte]] for d in dfas]  # per terminal: (states, global classes)
-    tables_l = [t.tolist() for t in tables]
-    accepting = [d.accepting.tolist() for d in dfas]
-    sens_cls = SENSITIVE[rep_byte]
-    usable_cls = np.zeros(n_cls, dtype=bool)
-    np.logical_or.at(usable_cls, byte_class, np.asarray(token_bytes, dtype=bool))
-    sensitive_term = [t.unicode_sensitive for t in terms]
-    ignore = grammar.ignore
-    ignore_bits = sum(1 << i for i in ignore)
 
-    # Contextual allowed sets, as lark's ContextualLexer builds them.
-    set_of: dict[frozenset, int] = {}
-    set_terms: list[frozenset[int]] = []
-    state_set = np.zeros(len(table.action), dtype=np.int32)
-    for s, row in enumerate(table.action):
-        key = frozenset(t for t in row if t != table.end_term) | ignore
-        if key not in set_of:
-            set_of[key] = len(set_terms)
-            set_terms.append(key)
-        state_set[s] = set_of[key]
-    after: list[set[int]] = [set() for _ in range(n_terms)]
-    for s, row in enumerate(table.action):
-        for t, a in row.items():
-            if t != table.end_term and a >= 0:
-                after[t].add(int(state_set[a]))
-    roles = [_Roles(ts, grammar) for ts in set_terms]
-    plain = None  # roles when the state does not depend on its set: all ranked, no shadows
+class _Product:
+    """The product of the terminals' DFAs, per contextual allowed set, explored state by state.
 
-    # Product states: (slots, best, aid); slots = ((terminal, dfa state), ...) sorted by terminal.
-    index: dict[tuple, int] = {}
-    keys_l: list[tuple] = []
-    parents: list[tuple[int, int]] = []
+    Product states are ``(slots, best, aid)``: slots = ((terminal, dfa state), ...) sorted by
+    terminal, ``best`` the best-ranked terminal matched so far, ``aid`` the allowed set the state
+    depends on (-1 when it does not).
+    """
 
-    def intern(key: tuple, parent: int, cls: int) -> int:
-        q = index.get(key)
+    def __init__(self, grammar: LarkGrammar, dfas: list[ByteDFA], token_bytes: np.ndarray, limits: Limits):
+        self.grammar = grammar
+        self.limits = limits
+        terms = grammar.terminals
+        self.terms = terms
+        self.dfas = dfas
+        # Global byte classes: bytes no terminal (nor the sensitivity rule) tells apart share a column.
+        keys = np.stack([d.byte_class for d in dfas] + [SENSITIVE.astype(np.int32)], axis=1)
+        _, rep_idx, byte_class = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+        self.byte_class = byte_class = byte_class.reshape(-1).astype(np.int32)
+        self.n_cls = n_cls = len(rep_idx)
+        rep_byte = np.zeros(n_cls, dtype=np.int64)
+        rep_byte[byte_class] = np.arange(256)
+        # per terminal: (states, global classes)
+        self.tables_l = [d.table[:, d.byte_class[rep_byte]].tolist() for d in dfas]
+        self.accepting = [d.accepting.tolist() for d in dfas]
+        self.sens_cls = SENSITIVE[rep_byte]
+        self.usable_cls = np.zeros(n_cls, dtype=bool)
+        np.logical_or.at(self.usable_cls, byte_class, np.asarray(token_bytes, dtype=bool))
+        self.sensitive_term = [t.unicode_sensitive for t in terms]
+        self.ignore = grammar.ignore
+        self.ignore_bits = sum(1 << i for i in grammar.ignore)
+        self._contextual_sets()
+        self.roles = [_Roles(ts, grammar) for ts in self.set_terms]
+        self.plain = None  # roles when the state does not depend on its set: all ranked, no shadows
+        self.index: dict[tuple, int] = {}
+        self.keys_l: list[tuple] = []
+        self.parents: list[tuple[int, int]] = []
+
+    def _contextual_sets(self) -> None:
+        """Contextual allowed sets, as lark's ContextualLexer builds them."""
+        table, ignore = self.grammar.table, self.ignore
+        set_of: dict[frozenset, int] = {}
+        self.set_terms: list[frozenset[int]] = []
+        self.state_set = np.zeros(len(table.action), dtype=np.int32)
+        for s, row in enumerate(table.action):
+            key = frozenset(t for t in row if t != table.end_term) | ignore
+            if key not in set_of:
+                set_of[key] = len(self.set_terms)
+                self.set_terms.append(key)
+            self.state_set[s] = set_of[key]
+        self.after: list[set[int]] = [set() for _ in range(len(self.terms))]
+        for s, row in enumerate(table.action):
+            for t, a in row.items():
+                if t != table.end_term and a >= 0:
+                    self.after[t].add(int(self.state_set[a]))
+
+    def intern(self, key: tuple, parent: int, cls: int) -> int:
+        q = self.index.get(key)
         if q is None:
-            q = len(keys_l)
-            index[key] = q
-            keys_l.append(key)
-            parents.append((parent, cls))
-            if len(keys_l) > limits.max_states:
-                limits.check_states(len(keys_l), "grammar lexer")
+            q = len(self.keys_l)
+            self.index[key] = q
+            self.keys_l.append(key)
+            self.parents.append((parent, cls))
+            if len(self.keys_l) > self.limits.max_states:
+                self.limits.check_states(len(self.keys_l), "grammar lexer")
         return q
 
-    def step(key: tuple, c: int) -> tuple | None:
+    def step(self, key: tuple, c: int) -> tuple | None:
+        """The product state after a byte of class ``c``: None to reject, () when every slot dies."""
         slots, best, aid = key
-        rl = roles[aid] if aid >= 0 else plain
-        if sens_cls[c] and any(sensitive_term[t] for t, _ in slots):
+        rl = self.roles[aid] if aid >= 0 else self.plain
+        if self.sens_cls[c] and any(self.sensitive_term[t] for t, _ in slots):
             return None  # REJECT: lark's Unicode-aware regex might treat this byte differently
+        tables_l, accepting = self.tables_l, self.accepting
         new = []
         for t, s in slots:
             s2 = tables_l[t][s][c]
@@ -167,110 +188,119 @@ def build_lexer(
                 keep_aid = -1
         return (tuple(new), best, keep_aid)
 
-    starts = []
-    for a, ts in enumerate(set_terms):
-        key = (tuple((t, dfas[t].initial) for t in sorted(ts)), -1, a)
-        starts.append(intern(key, -1, -1))
-    raw_next: list[list] = []  # per state, per class: next state id, KILL or REJECT
-    i = 0
-    while i < len(keys_l):
-        key = keys_l[i]
-        row = []
-        for c in range(n_cls):
-            nk = step(key, c)
-            if nk is None:
-                row.append(REJECT)
-            elif nk == ():
-                row.append(KILL)
-            else:
-                row.append(intern(nk, i, c))
-        raw_next.append(row)
-        i += 1
-        if i % 256 == 0:
-            deadline.check("grammar lexer")
-    n = len(keys_l)
-    nxt = np.array(raw_next, dtype=np.int64).reshape(n, n_cls)
+    def explore(self, deadline) -> None:
+        """Every product state reachable from the allowed sets' starts; ``nxt[q, c]`` its moves."""
+        self.starts = []
+        for a, ts in enumerate(self.set_terms):
+            key = (tuple((t, self.dfas[t].initial) for t in sorted(ts)), -1, a)
+            self.starts.append(self.intern(key, -1, -1))
+        raw_next: list[list] = []  # per state, per class: next state id, KILL or REJECT
+        keys_l, n_cls = self.keys_l, self.n_cls
+        i = 0
+        while i < len(keys_l):
+            key = keys_l[i]
+            row = []
+            for c in range(n_cls):
+                nk = self.step(key, c)
+                if nk is None:
+                    row.append(REJECT)
+                elif nk == ():
+                    row.append(KILL)
+                else:
+                    row.append(self.intern(nk, i, c))
+            raw_next.append(row)
+            i += 1
+            if i % 256 == 0:
+                deadline.check("grammar lexer")
+        self.n = n = len(keys_l)
+        self.nxt = np.array(raw_next, dtype=np.int64).reshape(n, n_cls)
+        self.emit = np.array([self.emit_of(k) for k in keys_l], dtype=np.int32)
+        self.is_start = np.zeros(n, dtype=bool)
+        self.is_start[self.starts] = True
+        ignore = self.ignore
+        self.ign_alive = np.array([any(t in ignore for t, _ in k[0]) for k in keys_l], dtype=bool)
+        self.examples = _examples(self.parents, _show_bytes(self.byte_class, n_cls))
 
-    def emit_of(key: tuple) -> int:
+    def emit_of(self, key: tuple) -> int:
+        """The terminal a lexeme ending in this state is (after lark's re-typing), or -1."""
         slots, best, aid = key
         if best < 0:
             return -1
         d = dict(slots)
+        accepting = self.accepting
         if best not in d or not accepting[best][d[best]]:
             return -1
         if aid >= 0:
-            for k in roles[aid].unless.get(best, ()):
+            for k in self.roles[aid].unless.get(best, ()):
                 if k in d and accepting[k][d[k]]:
                     return k
         return best
 
-    emit = np.array([emit_of(k) for k in keys_l], dtype=np.int32)
-    is_start = np.zeros(n, dtype=bool)
-    is_start[starts] = True
-    ign_alive = np.array([any(t in ignore for t, _ in k[0]) for k in keys_l], dtype=bool)
-    non_ign_alive = np.array([any(t not in ignore for t, _ in k[0]) for k in keys_l], dtype=bool)
-    examples = _examples(parents, _show_bytes(byte_class, n_cls))
-    overlap = np.nonzero(ign_alive & non_ign_alive & ~is_start)[0]
-    if len(overlap):
-        q = int(overlap[0])
-        names = sorted({terms[t].name for t, _ in keys_l[q][0]})
-        raise GrammarError(
-            f"an %ignore'd terminal and a grammar terminal can both match {examples[q]!r} ({', '.join(names)}); "
-            "ignored terminals must not share a prefix with other terminals"
+    def check_ignore_overlap(self) -> None:
+        """An %ignore'd terminal must not share a prefix with a grammar terminal."""
+        ignore, keys_l = self.ignore, self.keys_l
+        non_ign_alive = np.array([any(t not in ignore for t, _ in k[0]) for k in keys_l], dtype=bool)
+        overlap = np.nonzero(self.ign_alive & non_ign_alive & ~self.is_start)[0]
+        if len(overlap):
+            q = int(overlap[0])
+            names = sorted({self.terms[t].name for t, _ in keys_l[q][0]})
+            raise GrammarError(
+                f"an %ignore'd terminal and a grammar terminal can both match {self.examples[q]!r} "
+                f"({', '.join(names)}); ignored terminals must not share a prefix with other terminals"
+            )
+
+    def trimmed(self, max_ignore: int) -> LexerAutomaton:
+        """The automaton over the live states: from each, some token sequence completes the lexeme
+        (so no matcher state is ever left without a next token) within the ignore budget."""
+        nxt, emit, n, ign_alive = self.nxt, self.emit, self.n, self.ign_alive
+        n_sets, starts, usable_cls = len(self.set_terms), self.starts, self.usable_cls
+        ok_edge = (nxt >= 0) & usable_cls[None, :]
+        src, cls_ = np.nonzero(ok_edge)
+        dst = nxt[src, cls_]
+        live = _backward_closure(emit >= 0, src, dst, n)
+        pset = _psets(emit, src, dst, live, n)
+        self.emittable = [pset[starts[a]] & ~self.ignore_bits for a in range(n_sets)]
+        # restart table (state after a fresh lexeme's first byte), before pruning by need
+        restart = np.full((n_sets, self.n_cls), REJECT, dtype=np.int64)
+        for a in range(n_sets):
+            r = nxt[starts[a]]
+            restart[a] = np.where((r >= 0) & live[np.maximum(r, 0)], r, REJECT)
+        need = _ignore_need(
+            nxt, emit, ign_alive, live, usable_cls, restart, self.keys_l, self.ignore, pset, self.emittable, n
         )
-
-    # Liveness over bytes that are tokens by themselves: from a live state some token sequence completes
-    # the lexeme, so no matcher state is ever left without a next token.
-    ok_edge = (nxt >= 0) & usable_cls[None, :]
-    live = emit >= 0
-    src, cls_ = np.nonzero(ok_edge)
-    dst = nxt[src, cls_]
-    live = _backward_closure(live, src, dst, n)
-    pset = _psets(emit, src, dst, live, n)
-    emittable = [pset[starts[a]] & ~ignore_bits for a in range(len(set_terms))]
-    # restart table (state after a fresh lexeme's first byte), before pruning by need
-    restart = np.full((len(set_terms), n_cls), REJECT, dtype=np.int64)
-    for a in range(len(set_terms)):
-        r = nxt[starts[a]]
-        ok = (r >= 0) & live[np.maximum(r, 0)]
-        restart[a] = np.where(ok, r, REJECT)
-    need = _ignore_need(nxt, emit, ign_alive, live, usable_cls, restart, keys_l, ignore, pset, emittable, n)
-    live &= ~(ign_alive & (need >= INF) & ~is_start)
-    live[starts] = True
-    need[starts] = 0
-    for a in range(len(set_terms)):
-        r = restart[a]
-        restart[a] = np.where((r >= 0) & live[np.maximum(r, 0)], r, REJECT)
-
-    # Final tables over live states only.
-    keep = np.nonzero(live)[0]
-    remap = np.full(n + 1, REJECT, dtype=np.int64)
-    remap[keep] = np.arange(len(keep))
-    trans = np.where(nxt >= 0, remap[np.where(nxt >= 0, nxt, n)], nxt)[keep]
-    emit_k = emit[keep]
-    trans = np.where((trans == KILL) & (emit_k[:, None] < 0), REJECT, trans).astype(np.int32)
-    restart_k = np.where(restart >= 0, remap[np.where(restart >= 0, restart, n)], REJECT).astype(np.int32)
-    lx = LexerAutomaton(
-        grammar=grammar,
-        byte_class=byte_class,
-        trans=trans,
-        emit=emit_k.astype(np.int32),
-        ign_alive=ign_alive[keep],
-        aid=np.array([keys_l[q][2] for q in keep], dtype=np.int32),
-        pset=[pset[q] for q in keep],
-        need=np.where(ign_alive[keep], need[keep], 0).astype(np.int32),
-        restart=restart_k,
-        start=remap[np.array(starts)].astype(np.int32),
-        set_terms=set_terms,
-        state_set=state_set,
-        after=[sorted(x) for x in after],
-        max_ignore=max_ignore,
-        ignore_bits=ignore_bits,
-        examples=[examples[q] for q in keep],
-        usable_cls=usable_cls,
-    )
-    check_adjacency(lx, emittable)
-    return lx
+        live &= ~(ign_alive & (need >= INF) & ~self.is_start)
+        live[starts] = True
+        need[starts] = 0
+        for a in range(n_sets):
+            r = restart[a]
+            restart[a] = np.where((r >= 0) & live[np.maximum(r, 0)], r, REJECT)
+        keep = np.nonzero(live)[0]
+        remap = np.full(n + 1, REJECT, dtype=np.int64)
+        remap[keep] = np.arange(len(keep))
+        trans = np.where(nxt >= 0, remap[np.where(nxt >= 0, nxt, n)], nxt)[keep]
+        emit_k = emit[keep]
+        trans = np.where((trans == KILL) & (emit_k[:, None] < 0), REJECT, trans).astype(np.int32)
+        return LexerAutomaton(
+            grammar=self.grammar,
+            byte_class=self.byte_class,
+            trans=trans,
+            emit=emit_k.astype(np.int32),
+            ign_alive=ign_alive[keep],
+            aid=np.array([self.keys_l[q][2] for q in keep], dtype=np.int32),
+            pset=[pset[q] for q in keep],
+            need=np.where(ign_alive[keep], need[keep], 0).astype(np.int32),
+            restart=np.where(restart >= 0, remap[np.where(restart >= 0, restart, n)], REJECT).astype(
+                np.int32
+            ),
+            start=remap[np.array(starts)].astype(np.int32),
+            set_terms=self.set_terms,
+            state_set=self.state_set,
+            after=[sorted(x) for x in self.after],
+            max_ignore=max_ignore,
+            ignore_bits=self.ignore_bits,
+            examples=[self.examples[q] for q in keep],
+            usable_cls=usable_cls,
+        )
 
 
 def _examples(parents: list[tuple[int, int]], show: np.ndarray) -> list[bytes]:

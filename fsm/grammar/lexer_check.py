@@ -37,31 +37,13 @@ def check_adjacency(lx: LexerAutomaton, emittable: list[int]) -> None:
                 out |= lx.pset[r] & ~ign
         return out
 
-    def fail(t_name: str, u: int, text: bytes, a: int) -> None:
-        where = f" (line {terms[u].line})" if terms[u].line else ""
-        if not emittable[a] >> u & 1:
-            winners = sorted(
-                terms[t].name + (" (%ignore)" if t in g.ignore else "") for t in lx.set_terms[a] if t < u
-            )
-            raise GrammarError(
-                f"terminal {terms[u].name}{where} can never be lexed where the grammar expects it (after "
-                f"{t_name}): lark tries {', '.join(winners) or 'other terminals'} first and they match every "
-                f"text {terms[u].name} matches; give {terms[u].name} a higher priority ({terms[u].name}.2: ...) "
-                "or make the patterns disjoint"
-            )
-        raise GrammarError(
-            f"terminal {terms[u].name}{where} can follow {t_name} in the grammar, but lark's lexer could never "
-            f"split them after {text!r}: no byte ends {t_name} there and starts {terms[u].name}"
-            f"{'' if g.ignore else ' (there is no %ignore separator)'}; add a separator to the grammar"
-        )
-
     # The first terminal of a sentence.
     a0 = int(lx.state_set[g.table.start_state])
     first = (g.first - {end}) & lx.set_terms[a0]
     direct = lx.pset[int(lx.start[a0])] & ~ign
     for u in sorted(first):
         if not direct >> u & 1:
-            fail("the start of the text", u, b"", a0)
+            raise _adjacency_error(lx, emittable, "the start of the text", u, b"", a0)
     cache: dict[tuple[int, int], int] = {}
     for q in range(lx.n_states):
         t = int(lx.emit[q])
@@ -77,4 +59,28 @@ def check_adjacency(lx: LexerAutomaton, emittable: list[int]) -> None:
             got = cache[key]
             for u in sorted(needed):
                 if not got >> u & 1:
-                    fail(terms[t].name, u, lx.examples[q], a)
+                    raise _adjacency_error(lx, emittable, terms[t].name, u, lx.examples[q], a)
+
+
+def _adjacency_error(
+    lx: LexerAutomaton, emittable: list[int], t_name: str, u: int, text: bytes, a: int
+) -> GrammarError:
+    """Why terminal ``u`` cannot be lexed after ``text`` (which ends ``t_name``) in allowed set ``a``."""
+    g = lx.grammar
+    terms = g.terminals
+    where = f" (line {terms[u].line})" if terms[u].line else ""
+    if not emittable[a] >> u & 1:
+        winners = sorted(
+            terms[t].name + (" (%ignore)" if t in g.ignore else "") for t in lx.set_terms[a] if t < u
+        )
+        return GrammarError(
+            f"terminal {terms[u].name}{where} can never be lexed where the grammar expects it (after "
+            f"{t_name}): lark tries {', '.join(winners) or 'other terminals'} first and they match every "
+            f"text {terms[u].name} matches; give {terms[u].name} a higher priority ({terms[u].name}.2: ...) "
+            "or make the patterns disjoint"
+        )
+    return GrammarError(
+        f"terminal {terms[u].name}{where} can follow {t_name} in the grammar, but lark's lexer could never "
+        f"split them after {text!r}: no byte ends {t_name} there and starts {terms[u].name}"
+        f"{'' if g.ignore else ' (there is no %ignore separator)'}; add a separator to the grammar"
+    )

@@ -16,7 +16,7 @@ from ..limits import DEFAULT_LIMITS, Limits
 from ..vocabulary import Vocabulary
 from .builtin import load
 from .index import GrammarIndex
-from .lark import load_lark_bounded
+from .lark_fork import load_lark_bounded
 from .lexer_build import build_lexer
 
 

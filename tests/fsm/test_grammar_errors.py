@@ -62,7 +62,8 @@ def test_lark_common_escaped_string_is_supported():
 def test_big_grammar_lalr_build_is_bounded_in_time():
     """lark's LALR construction runs in a forked child: over the budget it is SpecTooComplex, not a hang."""
     from fsm.errors import SpecTooComplex
-    from fsm.grammar.lark import load_lark, load_lark_bounded
+    from fsm.grammar.lark import load_lark
+    from fsm.grammar.lark_fork import load_lark_bounded
 
     # 120 rules, one alternative a line: over the 300 lines that send the build to a child, yet seconds
     # to build (lark's LALR build grows ~cubically: 400 such rules take a minute and a half).

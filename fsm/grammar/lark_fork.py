@@ -1,0 +1,95 @@
+"""lark's LALR table construction under a deadline, in a forked child process.
+
+lark's LALR construction is pure Python and cannot be interrupted; for big grammars (generated from
+large JSON schemas it can take minutes) it runs in a forked child that is killed on time, so a
+compile honours ``Limits.max_seconds`` instead of hanging. A plain ``os.fork`` (not
+multiprocessing), so it also works inside daemonic worker processes.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import select
+import signal
+import time
+
+from ..errors import GrammarError, SpecTooComplex
+from .lark import LarkGrammar, load_lark
+
+_FORK_LINES = 300  # grammars with more lines build their LALR table in a child process, under a deadline
+
+
+def load_lark_bounded(text: str, start: str = "start", seconds: float | None = None) -> LarkGrammar:
+    """`load_lark` that gives up after ``seconds`` with `SpecTooComplex` instead of hanging.
+
+    >>> load_lark_bounded('start: "a"', seconds=5).table.start_state >= 0
+    True
+    """
+    if seconds is None or text.count("\n") < _FORK_LINES or not hasattr(os, "fork"):
+        return load_lark(text, start)
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child: build, send the pickled result, leave without running any cleanup
+        _child(r, w, text, start)
+    os.close(w)
+    data = _read_child(r, pid, seconds)
+    try:
+        kind, payload = pickle.loads(data)
+    except Exception:  # noqa: BLE001 - the child died before sending
+        raise GrammarError(
+            "the grammar could not be built (the process building its LALR table died)"
+        ) from None
+    if kind == "ok":
+        return payload
+    raise GrammarError(payload)
+
+
+def _child(r: int, w: int, text: str, start: str) -> None:
+    """In the forked child: build the grammar, write the pickled outcome to ``w``, exit at once."""
+    code = 0
+    try:
+        os.close(r)
+        try:
+            g = load_lark(text, start)
+            g.lark = None  # lark's parser object holds local classes: not picklable, not needed
+            data = pickle.dumps(("ok", g))
+        except GrammarError as exc:
+            data = pickle.dumps(("error", str(exc)))
+        except BaseException as exc:  # noqa: BLE001 - reported to the parent as a grammar error
+            data = pickle.dumps(("error", f"lark could not build the grammar: {exc!r}"))
+        with os.fdopen(w, "wb") as f:
+            f.write(data)
+    except BaseException:  # noqa: BLE001
+        code = 1
+    finally:
+        os._exit(code)
+
+
+def _read_child(r: int, pid: int, seconds: float) -> bytes:
+    """Everything the child writes to ``r`` within ``seconds`` (else `SpecTooComplex`); the child
+    is killed and reaped either way."""
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + seconds
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([r], [], [], left)[0]:
+                raise SpecTooComplex(
+                    f"grammar: lark's LALR table did not finish within {seconds:.3g} s (the budget max_seconds); "
+                    "simplify the spec or raise Limits.max_seconds",
+                    budget="max_seconds",
+                    limit=seconds,
+                )
+            chunk = os.read(r, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(r)
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        os.waitpid(pid, 0)
+    return b"".join(chunks)
