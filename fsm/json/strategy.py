@@ -26,7 +26,7 @@ vocabulary it cannot serve             a grammar the engine cannot enforce exact
 >>> from fsm.vocabulary import Vocabulary
 >>> vocab = Vocabulary([b"1", b"2", b"12", b"</s>"], eos_token_ids=[3])
 >>> type(compile_index(JsonSchema({"enum": [1, 12]}), vocab)).__name__  # cannot spell every byte
-'RegexIndex'
+'DfaIndex'
 """
 
 from __future__ import annotations
