@@ -61,4 +61,4 @@ class LazyDfaIndex(RowIndex):
         return f"LazyDfaIndex({self.fingerprint[:24]}, states={self.lazy.n_states}, rows={len(self._rows)})"
 
 
-LazyJsonIndex = LazyDfaIndex  # the old name, imported by fsm.json.schema until it moves to the new one
+LazyJsonIndex = LazyDfaIndex  # the old name, imported by fsm.json.strategy until it moves to the new one
