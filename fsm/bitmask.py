@@ -6,7 +6,7 @@ so indexes cache masks in this form and matchers copy them out without unpacking
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 import numpy as np
 

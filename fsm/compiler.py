@@ -23,7 +23,7 @@ VERSION = "0.1.0"
 _MEMORY_BUDGET = 1 << 30
 
 _lock = threading.Lock()
-_memory: "OrderedDict[tuple, Any]" = OrderedDict()
+_memory: OrderedDict[tuple, Any] = OrderedDict()
 
 
 def _spec_of(spec: Any) -> Spec:

@@ -72,7 +72,7 @@ class Matcher(ABC):
     def _after_byte(self, state: Any, byte: int) -> Any:
         """The state after ``byte``, which the index reported as the only one allowed in ``state``."""
 
-    def _moved(self) -> None:
+    def _moved(self) -> None:  # noqa: B027  (a hook: a no-op unless a subclass caches per state)
         """Called after the state changed (subclasses drop per-state caches here)."""
 
     # -- the contract ------------------------------------------------------------------------

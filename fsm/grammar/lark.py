@@ -251,7 +251,7 @@ def _extract_table(parser, by_name: dict[str, int], text: str, start: str) -> Pa
                 t = end_term
             elif sym in by_name:
                 t = by_name[sym]
-            elif sym.isupper() or sym.startswith("__") and sym.upper() == sym:
+            elif sym.isupper() or (sym.startswith("__") and sym.upper() == sym):
                 line = _line_of_definition(text, sym)
                 raise GrammarError(
                     f"terminal {sym}{_where(line)} has no pattern (%declare'd terminals need a postlexer, "

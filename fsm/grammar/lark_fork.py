@@ -8,6 +8,7 @@ multiprocessing), so it also works inside daemonic worker processes.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import select
@@ -36,7 +37,7 @@ def load_lark_bounded(text: str, start: str = "start", seconds: float | None = N
     data = _read_child(r, pid, seconds)
     try:
         kind, payload = pickle.loads(data)
-    except Exception:  # noqa: BLE001 - the child died before sending
+    except Exception:  # the child died before sending
         raise GrammarError(
             "the grammar could not be built (the process building its LALR table died)"
         ) from None
@@ -56,11 +57,11 @@ def _child(r: int, w: int, text: str, start: str) -> None:
             data = pickle.dumps(("ok", g))
         except GrammarError as exc:
             data = pickle.dumps(("error", str(exc)))
-        except BaseException as exc:  # noqa: BLE001 - reported to the parent as a grammar error
+        except BaseException as exc:  # reported to the parent as a grammar error
             data = pickle.dumps(("error", f"lark could not build the grammar: {exc!r}"))
         with os.fdopen(w, "wb") as f:
             f.write(data)
-    except BaseException:  # noqa: BLE001
+    except BaseException:  # whatever happens, the child must not return into the caller
         code = 1
     finally:
         os._exit(code)
@@ -87,9 +88,7 @@ def _read_child(r: int, pid: int, seconds: float) -> bytes:
             chunks.append(chunk)
     finally:
         os.close(r)
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         os.waitpid(pid, 0)
     return b"".join(chunks)

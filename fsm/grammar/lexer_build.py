@@ -135,7 +135,7 @@ class _Product:
                 self.set_terms.append(key)
             self.state_set[s] = set_of[key]
         self.after: list[set[int]] = [set() for _ in range(len(self.terms))]
-        for s, row in enumerate(table.action):
+        for row in table.action:
             for t, a in row.items():
                 if t != table.end_term and a >= 0:
                     self.after[t].add(int(self.state_set[a]))
@@ -337,7 +337,7 @@ def _psets(emit: np.ndarray, src: np.ndarray, dst: np.ndarray, live: np.ndarray,
     """Bit set of terminals reachable as lexeme ends from each state (fixed point over edges)."""
     p = [(1 << int(e)) if e >= 0 else 0 for e in emit]
     preds: list[list[int]] = [[] for _ in range(n)]
-    for s, d in zip(src.tolist(), dst.tolist()):
+    for s, d in zip(src.tolist(), dst.tolist(), strict=True):
         if live[d]:
             preds[d].append(s)
     work = deque(q for q in range(n) if p[q])

@@ -75,6 +75,6 @@ class LexerTables:
                     out_am.append(amask_ids.setdefault(am, len(amask_ids)))
                 starts[t * n_cls + c + 1] = len(out_nq)
         self.bo_start = starts
-        self.bo_nq = np.array(out_nq + [0], dtype=np.int64)
-        self.bo_am = np.array(out_am + [0], dtype=np.int64)
+        self.bo_nq = np.array([*out_nq, 0], dtype=np.int64)
+        self.bo_am = np.array([*out_am, 0], dtype=np.int64)
         self.amasks = list(amask_ids)  # id -> bit set of contextual lexer sets

@@ -51,7 +51,7 @@ class LexRow:
         for i in range(1, n):
             self.seq_children[self.seq_parent[i]].append(i)
         self.seq_groups = [[] for _ in range(n)]
-        for g, (sq, ps) in enumerate(zip(self.group_seq, self.group_pset)):
+        for g, (sq, ps) in enumerate(zip(self.group_seq, self.group_pset, strict=True)):
             self.seq_groups[sq].append((1 << g, ps))
 
     @property
@@ -274,7 +274,7 @@ class WalkStates:
         n_psets = len(ix.psets)
         keys = np.empty(len(self.states), dtype=np.int64)
         needs = np.empty(len(self.states), dtype=np.int64)
-        for i, (q, seq, run, r1, opn) in enumerate(self.states):
+        for i, (q, seq, _run, r1, opn) in enumerate(self.states):
             keys[i] = seq * n_psets + int(ix.pset_id[q])
             needs[i] = r1 + (ix.need[q] if opn else 0)
         return keys, needs
