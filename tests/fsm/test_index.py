@@ -133,7 +133,7 @@ def test_unreachable_language_raises():
 
 def test_every_reachable_state_has_an_allowed_token(vocab):
     index = fsm.compile(fsm.Regex(r"[a-z]{3,8}@[a-z]{2,5}\.(com|org)"), vocab, cache=False).build_all()
-    for s, row in index._rows.items():
+    for s, row in index.computed_rows().items():
         assert len(row.tokens) > 0, s
 
 
