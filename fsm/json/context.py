@@ -36,11 +36,6 @@ class Excluded:
         """The keywords a validator checks for this conjunct (a fresh dict: memo keys are its id)."""
         return {"type": "string"} if self.strings is not None else {}
 
-    @property
-    def keyword(self) -> str:
-        """The name error messages give this conjunct (the synthetic keyword it once travelled as)."""
-        return "x-fsm-not-string" if self.strings is not None else "x-fsm-not-enum"
-
     def __str__(self) -> str:
         # its canonical text: equal exclusions are one conjunct (`Translator` dedups by it)
         return json.dumps([self.strings, self.values], sort_keys=True, ensure_ascii=False, default=str)

@@ -147,7 +147,7 @@ def _string_schema_language(t: Context, loc: Loc) -> Node | None:
             if kw not in _KEY_KEYWORDS:
                 t.unsupported(kw, f, "propertyNames supports string keywords only")
         if f.excluded is not None:
-            t.unsupported(f.excluded.keyword, f, "propertyNames supports string keywords only")
+            t.unsupported("not", f, "propertyNames supports string keywords only")
         if "enum" in sch or "const" in sch:
             vals = sch["enum"] if "enum" in sch else [sch["const"]]
             strs = [v for v in vals if isinstance(v, str)]

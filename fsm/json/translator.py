@@ -111,8 +111,10 @@ class Translator:
         return budget
 
     def unsupported(self, keyword: str, loc: Loc, why: str = "") -> None:
-        """Raise `UnsupportedSchema` for ``keyword`` at ``loc``, or record it as ignored when lenient."""
-        where = f"{loc.ptr}/{keyword}"
+        """Raise `UnsupportedSchema` for ``keyword`` at ``loc``, or record it as ignored when lenient.
+
+        On a `not`'s conjunct (``loc.excluded``) the pointer already ends at that ``not``."""
+        where = loc.ptr if loc.excluded is not None else f"{loc.ptr}/{keyword}"
         msg = f"keyword {keyword!r} at {where} is not supported{': ' + why if why else ''}"
         if self.opts.lenient:
             self.ignored.append(msg)

@@ -694,3 +694,11 @@ def test_one_of_exclusive_by_the_keys_this_library_generates(vocab, tokenizer):
     valid_json_walks(index, v, random.Random(4), 20, max_tokens=40)
     with pytest.raises(UnsupportedSchema):  # extras allowed: {"id":..,"win":..,"lose":..} matches both
         fsm.compile(JsonSchema(schema, allow_additional_properties=True), vocab, cache=False)
+
+
+@pytest.mark.parametrize("negated", [{"enum": ["a"]}, {"pattern": "^a"}])
+def test_unsupported_not_in_property_names_names_the_users_keyword(negated):
+    schema = {"type": "object", "propertyNames": {"not": negated}, "additionalProperties": {"type": "integer"}}
+    with pytest.raises(UnsupportedSchema) as err:
+        JsonSchema(schema).to_regex()
+    assert err.value.keyword == "not" and "at /propertyNames/not is not supported" in str(err.value)
