@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test install bench docs clean
+.PHONY: demo test lint install bench docs clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -21,6 +21,13 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -x -p no:cacheprovider -n 2
+
+# The Python tree only: ruff would also format the code blocks of the Markdown pages.
+LINTED := fsm guide tests benchmarks examples
+
+lint: $(STAMP)
+	$(BIN)/ruff check $(LINTED)
+	$(BIN)/ruff format --check $(LINTED)
 
 bench: $(STAMP)
 	$(BIN)/pip install -q -e '.[bench]' || true

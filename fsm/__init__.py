@@ -25,41 +25,28 @@ from .errors import (
     UnsupportedSchema,
     VocabularyError,
 )
+from .grammar import Grammar
+from .grammar import builtin as grammars  # the shipped grammars' old home: `from fsm import grammars`
 from .index import Index
+from .json import JsonSchema
 from .limits import Limits
 from .matcher import Matcher
 from .regex import Choice, Regex, regex_to_dfa
 from .spec import Spec
 from .vocabulary import Vocabulary
 
-
-def __getattr__(name):
-    # Specs built by sibling modules load lazily so a missing optional piece never breaks `import fsm`.
-    if name == "JsonSchema":
-        from .json.schema import JsonSchema
-
-        return JsonSchema
-    if name == "Grammar":
-        from .grammar.spec import Grammar
-
-        return Grammar
-    if name == "grammars":  # the shipped grammars' old home, kept for `from fsm import grammars`
-        from .grammar import builtin
-
-        return builtin
-    raise AttributeError(f"module 'fsm' has no attribute {name!r}")
-
-
 __all__ = [
     "ByteDFA",
     "Choice",
+    "Grammar",
     "GrammarError",
     "Index",
+    "JsonSchema",
     "Limits",
     "Matcher",
+    "Regex",
     "RegexError",
     "RegexIndex",
-    "Regex",
     "SchemaError",
     "SchemaTooComplex",
     "Spec",
@@ -69,12 +56,12 @@ __all__ = [
     "UnsupportedSchema",
     "Vocabulary",
     "VocabularyError",
+    "__version__",
     "clear_memory_cache",
     "compile",
+    "grammars",
     "pack_bitmask",
     "regex_to_dfa",
     "save",
     "unpack_bitmask",
-    "JsonSchema",
-    "Grammar",
 ]

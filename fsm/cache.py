@@ -9,6 +9,7 @@ budget by evicting the least recently used entries.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import os
@@ -71,15 +72,11 @@ class DiskCache:
                 raise ValueError("checksum mismatch")
         except Exception:
             # Corrupt, truncated or foreign: never trust it; drop it so it is rebuilt.
-            try:
+            with contextlib.suppress(OSError):
                 path.unlink()
-            except OSError:
-                pass
             return None
-        try:
+        with contextlib.suppress(OSError):
             os.utime(path)  # LRU: mark as recently used
-        except OSError:
-            pass
         return arrays
 
     def put(self, key: str, arrays: dict[str, np.ndarray]) -> bool:

@@ -27,7 +27,7 @@ class Limits:
     # interegular, which cannot be interrupted, so its input is bounded before it starts.
     max_regex_positions: int = 50_000
 
-    def within(self, seconds: float) -> "Limits":
+    def within(self, seconds: float) -> Limits:
         """The same budgets with ``seconds`` left (for a later phase of one compile).
 
         >>> Limits().within(2.5).max_seconds
@@ -35,7 +35,7 @@ class Limits:
         """
         return replace(self, max_seconds=max(0.05, seconds))
 
-    def deadline(self) -> "Deadline":
+    def deadline(self) -> Deadline:
         return Deadline(time.monotonic() + self.max_seconds, self.max_seconds)
 
     def check_states(self, n: int, what: str) -> None:

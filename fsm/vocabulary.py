@@ -12,9 +12,10 @@ import hashlib
 import json
 import re
 import threading
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -35,7 +36,7 @@ def _gpt2_unicode_to_byte() -> dict[str, int]:
             bs.append(b)
             cs.append(256 + n)
             n += 1
-    return {chr(c): b for b, c in zip(bs, cs)}
+    return {chr(c): b for b, c in zip(bs, cs, strict=True)}
 
 
 def byte_level_token_bytes(token: str) -> bytes:
@@ -88,7 +89,7 @@ class TokenTrie:
         return tn
 
     @staticmethod
-    def build(tokens: Sequence[bytes | None]) -> "TokenTrie":
+    def build(tokens: Sequence[bytes | None]) -> TokenTrie:
         prefixes: set[bytes] = set()
         for b in tokens:
             if b:
@@ -211,7 +212,7 @@ class Vocabulary:
         tokenizer: Any,
         size: int | None = None,
         eos_token_ids: Iterable[int] | None = None,
-    ) -> "Vocabulary":
+    ) -> Vocabulary:
         """Build from a Hugging Face tokenizer (fast or slow), byte-level BPE or SentencePiece.
 
         ``size`` is the model's logits width when larger than the tokenizer (padded embeddings);

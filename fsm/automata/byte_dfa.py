@@ -111,7 +111,7 @@ def utf8_sequences(lo: int, hi: int) -> list[tuple[tuple[int, int], ...]]:
             if split:
                 continue
             a, b = chr(s).encode("utf-8"), chr(e).encode("utf-8")
-            out.append(tuple(zip(a, b)))
+            out.append(tuple(zip(a, b, strict=True)))
             break
     return out
 

@@ -281,7 +281,7 @@ def minus_words(a: CharDFA, words: frozenset[str], budget: Budget) -> CharDFA:
         for lo, hi, nq in a.edges[p]:
             cuts = sorted(c for c in kids if lo <= c <= hi)
             x = lo
-            for c in cuts + [hi + 1]:
+            for c in [*cuts, hi + 1]:
                 if x <= c - 1:
                     key = (nq, -1)
                     d = ids.get(key)

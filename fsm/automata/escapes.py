@@ -65,7 +65,7 @@ def encoded_char(ranges: Ranges, full: bool = False) -> Node:
             )
         )
         return alt(*parts)
-    for a, b in intersect(ranges, MUST_ESCAPE + ((0x2F, 0x2F),)):
+    for a, b in intersect(ranges, (*MUST_ESCAPE, (0x2F, 0x2F))):
         for c in range(a, b + 1):
             if c == 0x2F:
                 parts.append(lit("\\/"))

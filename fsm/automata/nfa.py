@@ -274,7 +274,7 @@ class NFA:
         if full and ranges == ANY_CHAR:
             add_any_escape(self, s, e)
             return
-        special = intersect(ranges, MUST_ESCAPE + ((0x2F, 0x2F),))
+        special = intersect(ranges, (*MUST_ESCAPE, (0x2F, 0x2F)))
         if special:
             # the escapes (dozens of states) are shared by every edge into ``e`` that needs them
             key = (special, e)

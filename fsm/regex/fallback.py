@@ -7,6 +7,7 @@ pattern first (`validate.validate` with ``estimate_size``).
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 
@@ -27,7 +28,7 @@ def _codepoint_ranges(chars: set[str], negate: bool) -> list[tuple[int, int]]:
 
 def _literal(ch: str) -> str:
     if ch.isascii():
-        return ch if ch.isalnum() else "\\x%02x" % ord(ch)
+        return ch if ch.isalnum() else f"\\x{ord(ch):02x}"
     return ch
 
 
@@ -146,7 +147,7 @@ def interegular_dfa(pattern: str, limits: Limits) -> ByteDFA:
             cuts.add(seq[0][1] + 1)
         all_cuts.update(cuts)
         cuts = sorted(cuts)
-        for x, y in zip(cuts, cuts[1:]):
+        for x, y in itertools.pairwise(cuts):
             children = [(seq[1:], t) for seq, t in items if seq[0][0] <= x and y - 1 <= seq[0][1]]
             if not children:
                 continue

@@ -8,7 +8,7 @@ import fsm
 
 
 def test_plain_string_is_rejected_with_advice(vocab):
-    with pytest.raises(fsm.SpecError, match="fsm.Regex"):
+    with pytest.raises(fsm.SpecError, match=r"fsm\.Regex"):
         fsm.compile("abc", vocab)
 
 

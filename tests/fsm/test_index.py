@@ -52,7 +52,7 @@ def brute_force_index(dfa, vocab):
     changed = True
     while changed:
         changed = False
-        for s, (toks, nxt) in rows.items():
+        for s, (_toks, nxt) in rows.items():
             if alive[s] and not any(n == FINISHED or alive[n] for n in nxt):
                 alive[s] = False
                 changed = True
@@ -60,7 +60,7 @@ def brute_force_index(dfa, vocab):
         return None
     return {
         s: (
-            [t for t, n in zip(toks, nxt) if n == FINISHED or alive[n]],
+            [t for t, n in zip(toks, nxt, strict=True) if n == FINISHED or alive[n]],
             [n for n in nxt if n == FINISHED or alive[n]],
         )
         for s, (toks, nxt) in rows.items()
@@ -98,7 +98,7 @@ def test_rows_match_brute_force_oracle(vocab, pattern):
 def test_walk_tokens_many_states_at_once(vocab):
     dfa = regex_to_dfa(r"[a-z]{1,5}( [a-z]{1,5})*")
     states = np.arange(dfa.n_states)
-    src, tok, end = walk_tokens(dfa, states, vocab.trie)
+    src, tok, _end = walk_tokens(dfa, states, vocab.trie)
     for s in range(dfa.n_states):
         single = walk_tokens(dfa, np.array([s]), vocab.trie)
         assert sorted(tok[src == s].tolist()) == sorted(single[1].tolist())

@@ -203,20 +203,19 @@ def test_long_counts_are_exact_without_expanding_them(schema, vocab):
     dfa = lazy.as_byte_dfa()  # rows on demand: the full product would be ~10^5 states
     lo = schema.get("minLength", schema.get("minItems", 0))
     hi = schema.get("maxLength", schema.get("maxItems"))
-    if schema["type"] == "array":
-        make = lambda n: compact([True] * n)  # noqa: E731
-    elif "format" in schema:
-        make = lambda n: (
-            compact("a" * (n - 8) + "@b.co.uk")
-            if schema["format"] == "email"
-            else compact(  # noqa: E731
-                "http://x/" + "a" * (n - 9)
+
+    def make(n: int) -> str:
+        """A value of size ``n`` that the rest of the schema accepts."""
+        if schema["type"] == "array":
+            return compact([True] * n)
+        if "format" in schema:
+            return compact(
+                "a" * (n - 8) + "@b.co.uk" if schema["format"] == "email" else "http://x/" + "a" * (n - 9)
             )
-        )
-    elif "pattern" in schema:
-        make = lambda n: compact("ab-" + "c" * (n - 3))  # noqa: E731
-    else:
-        make = lambda n: compact("x" * n)  # noqa: E731
+        if "pattern" in schema:
+            return compact("ab-" + "c" * (n - 3))
+        return compact("x" * n)
+
     assert dfa.accepts(make(max(lo, 10)).encode()) and dfa.accepts(make(hi).encode())
     assert not dfa.accepts(make(hi + 1).encode())
     if lo > 10:
@@ -698,7 +697,11 @@ def test_one_of_exclusive_by_the_keys_this_library_generates(vocab, tokenizer):
 
 @pytest.mark.parametrize("negated", [{"enum": ["a"]}, {"pattern": "^a"}])
 def test_unsupported_not_in_property_names_names_the_users_keyword(negated):
-    schema = {"type": "object", "propertyNames": {"not": negated}, "additionalProperties": {"type": "integer"}}
+    schema = {
+        "type": "object",
+        "propertyNames": {"not": negated},
+        "additionalProperties": {"type": "integer"},
+    }
     with pytest.raises(UnsupportedSchema) as err:
         JsonSchema(schema).to_regex()
     assert err.value.keyword == "not" and "at /propertyNames/not is not supported" in str(err.value)

@@ -63,7 +63,11 @@ def test_utf8_sequences_cover_exactly(a, b):
         if 0xD800 <= cp <= 0xDFFF:
             continue
         enc = chr(cp).encode("utf-8", "surrogatepass")
-        hits = [s for s in seqs if len(s) == len(enc) and all(r[0] <= x <= r[1] for r, x in zip(s, enc))]
+        hits = [
+            s
+            for s in seqs
+            if len(s) == len(enc) and all(r[0] <= x <= r[1] for r, x in zip(s, enc, strict=True))
+        ]
         assert len(hits) == 1
 
 
