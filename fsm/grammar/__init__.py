@@ -1,5 +1,12 @@
-"""fsm.grammar: Lark grammars as constraints — the grammar loader, its lexer automaton, the LR parser,
-the grammar index and matcher, and the grammars shipped with the package (`builtin`).
+"""fsm.grammar: Lark grammars as constraints.
+
+Modules, bottom up: `lark` (load a grammar with lark: terminals, LALR table, FIRST/FOLLOW) and
+`lark_fork` (the same under a deadline, in a forked child); `terminals` (each terminal's byte DFA,
+checked against Python's ``re``); `lexer` (the product lexer automaton), `lexer_build` (building it)
+and `lexer_check` (adjacent terminals can be split); `parser` (the LR parser over interned stacks);
+`tables` (the lexer as the index's loops read it), `walk` (one lexer state's row by a trie walk),
+`index` (`GrammarIndex`: masks per configuration) and `matcher` (`GrammarMatcher`); `spec`
+(`fsm.Grammar`) and `builtin` (the grammars shipped with the package).
 
 May import `fsm.automata`, the index layer and the foundation; `fsm.automata` never imports it.
 """
