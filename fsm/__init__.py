@@ -1,6 +1,9 @@
 """fsm: specs (regex, JSON Schema, Lark grammar, choice) -> automata -> token indexes -> matchers.
 
-Never imports torch or transformers: it only needs a `Vocabulary`.
+Never imports torch or transformers: it only needs a `Vocabulary`. Layers, bottom up (an import only
+points down; tests/fsm/test_layers.py checks it): the foundation (`errors`, `limits`, `vocabulary`,
+`cache`, `spec`), `fsm.automata` (languages and automata, no spec), `fsm.index` (token indexes and
+matchers), the spec front ends (`fsm.regex`, `fsm.grammar`, `fsm.json`), then `compiler` and `testing`.
 
 >>> import fsm
 >>> v = fsm.Vocabulary([b"1", b"2", b"12", None], eos_token_ids=[3])
@@ -10,10 +13,8 @@ True
 """
 
 from .automata import ByteDFA
-from .bitmask import pack_bitmask, unpack_bitmask
 from .compiler import VERSION as __version__
 from .compiler import clear_memory_cache, compile, save
-from .dfa_index import RegexIndex
 from .errors import (
     GrammarError,
     RegexError,
@@ -27,10 +28,9 @@ from .errors import (
 )
 from .grammar import Grammar
 from .grammar import builtin as grammars  # the shipped grammars' old home: `from fsm import grammars`
-from .index import Index
+from .index import Index, Matcher, RegexIndex, pack_bitmask, unpack_bitmask
 from .json import JsonSchema
 from .limits import Limits
-from .matcher import Matcher
 from .regex import Choice, Regex, regex_to_dfa
 from .spec import Spec
 from .vocabulary import Vocabulary

@@ -11,11 +11,9 @@ import numpy as np
 
 from .automata import ByteDFA
 from .cache import DiskCache, cache_root
-from .dfa_index import DfaIndex
 from .errors import SpecError
-from .index import Index
+from .index import FINISHED, DfaIndex, Index, Row
 from .limits import DEFAULT_LIMITS, Limits
-from .rows import FINISHED, Row
 from .spec import Spec
 from .vocabulary import Vocabulary
 

@@ -13,9 +13,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from .bitmask import unpack_bitmask
 from .errors import TokenRejected
-from .token_walk import tokenize_longest
+from .index import tokenize_longest, unpack_bitmask
 
 if TYPE_CHECKING:
     from .automata import CharDFA

@@ -1,5 +1,10 @@
 """guide: constrained and guided generation with language models (models, sampling, the generate loop).
 
+Owns everything that needs torch: models and their KV caches (`models`, `sources`), guidance
+combinations (`guidance`), masks on the logits' device (`masks`), sampling (`sampling`), the batched
+loop (`generate`), the user API (`api`: `Generator`, output types, decorators) and the CLI. May import
+`fsm` (its public names only), torch and transformers; `fsm` never imports `guide`.
+
 >>> import guide, fsm                                                      # doctest: +SKIP
 >>> model = guide.load()                                                   # doctest: +SKIP
 >>> guide.generate(model, "Pick: ", fsm.Choice(["red", "blue"]))[0].text    # doctest: +SKIP

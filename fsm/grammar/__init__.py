@@ -8,7 +8,8 @@ and `lexer_check` (adjacent terminals can be split); `parser` (the LR parser ove
 `index` (`GrammarIndex`: masks per configuration) and `matcher` (`GrammarMatcher`); `spec`
 (`fsm.Grammar`) and `builtin` (the grammars shipped with the package).
 
-May import `fsm.automata`, the index layer and the foundation; `fsm.automata` never imports it.
+May import `fsm.automata`, the index layer (`fsm.index`), the foundation and `fsm.regex` (terminal
+patterns, in `terminals`); `fsm.json` imports it for its fallback, nothing below it does.
 """
 
 from .spec import Grammar

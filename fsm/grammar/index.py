@@ -13,8 +13,8 @@ import threading
 
 import numpy as np
 
-from ..bitmask import frozen_bitmask
 from ..errors import SpecTooComplex
+from ..index import frozen_bitmask
 from ..limits import DEFAULT_LIMITS, Limits
 from ..vocabulary import Vocabulary
 from .lark import LarkGrammar

@@ -10,9 +10,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..bitmask import unpack_bitmask
 from ..errors import TokenRejected
-from ..matcher import Matcher
+from ..index import Matcher, unpack_bitmask
 
 if TYPE_CHECKING:
     from .index import GrammarIndex

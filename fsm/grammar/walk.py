@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..bitmask import pack_bitmask
+from ..index import pack_bitmask
 from ..vocabulary import TokenTrie
 from .lexer import KILL
 from .tables import LexerTables

@@ -7,8 +7,9 @@ schema: its docstring is the fallback table), `translator` (the core: mode, conj
 `numbers`, `objects`, `arrays`, `layout`, `bounded_any`, `formats`, `patterns`, and the Lark writer
 (`lark_writer`, `lark_nodes`) used for recursive schemas.
 
-May import `fsm.automata`, the index layer and the foundation (`errors`, `limits`, `vocabulary`);
-`fsm.automata` never imports it.
+May import `fsm.automata`, the index layer (`fsm.index`), the foundation (`errors`, `limits`,
+`vocabulary`) and `fsm.grammar` (the Lark fallback for left-recursive schemas, in `strategy`); nothing
+below it imports `fsm.json`.
 """
 
 from .schema import JsonSchema

@@ -6,17 +6,17 @@ One seconds budget covers the whole compile; each step gets what the earlier one
 the schema, the vocabulary             the index
 =====================================  ==============================================================
 regular (no recursive ``$ref``)        the NFA (at most 100,000 states) run as a lazily determinized
-                                       byte DFA: `LazyJsonIndex`
+                                       byte DFA: `LazyDfaIndex`
 ... its NFA passes 100,000 states      the pushdown path below (each ``$ref`` one rule), if compact,
                                        the state budget was the one hit and under half the seconds
                                        are spent; if that path fails too, the original error
-... a vocabulary the lazy index        `RegexIndex` over the materialized DFA: its eager pass prunes
+... a vocabulary the lazy index        `DfaIndex` over the materialized DFA: its eager pass prunes
 cannot serve (token-level dead ends)   token-level dead ends
 ... with an unbounded any-value        the pushdown path (an ``AnyJson`` block has no finite table
 (``{}``) and such a vocabulary         to prune)
 recursive ``$ref``                     the pushdown path
 pushdown path                          every ``$ref`` a rule, run by a lazily determinized pushdown
-                                       automaton: `LazyJsonIndex`
+                                       automaton: `LazyDfaIndex`
 ... left-recursive rules, or a         the Lark grammar (`to_grammar`) and its LALR `GrammarIndex`;
 vocabulary it cannot serve             a grammar the engine cannot enforce exactly (alternatives that
                                        only a later token tells apart) is `UnsupportedSchema`
@@ -39,8 +39,7 @@ from typing import Any
 from ..automata import LazyByteDFA, LeftRecursive, node_nfa, pushdown_dfa
 from ..errors import GrammarError, SchemaTooComplex, SpecError, UnsupportedSchema
 from ..grammar import Grammar
-from ..index import RegexIndex
-from ..lazy_index import LazyJsonIndex
+from ..index import DfaIndex, LazyDfaIndex
 from ..limits import DEFAULT_LIMITS, Limits
 from ..vocabulary import Vocabulary
 from .refs import NeedsGrammar
@@ -76,12 +75,12 @@ def compile_index(spec: Any, vocab: Vocabulary, limits: Limits | None = None) ->
             return _via_pushdown(spec, vocab, limits, left, ng)
         except SpecError:
             raise exc from None
-    if LazyJsonIndex.usable(lazy, vocab):
-        return LazyJsonIndex(lazy, vocab, fingerprint=spec.fingerprint, limits=limits)
+    if LazyDfaIndex.usable(lazy, vocab):
+        return LazyDfaIndex(lazy, vocab, fingerprint=spec.fingerprint, limits=limits)
     if spec.any_json:  # the pushdown block has no finite table for the eager index to prune
         return _via_pushdown(spec, vocab, limits, left, ng)
     # token-level dead ends need the eager index's pruning
-    return RegexIndex(lazy.materialize(), vocab, fingerprint=spec.fingerprint, limits=limits)
+    return DfaIndex(lazy.materialize(), vocab, fingerprint=spec.fingerprint, limits=limits)
 
 
 def _via_pushdown(
@@ -94,9 +93,9 @@ def _via_pushdown(
         lazy = pushdown_dfa(*spec.rules(left(), pushdown=True), limits=left())
     except LeftRecursive:
         lazy = None
-    if lazy is not None and LazyJsonIndex.usable(lazy, vocab):
+    if lazy is not None and LazyDfaIndex.usable(lazy, vocab):
         lazy.limits = limits
-        return LazyJsonIndex(lazy, vocab, fingerprint=spec.fingerprint, limits=limits)
+        return LazyDfaIndex(lazy, vocab, fingerprint=spec.fingerprint, limits=limits)
     try:
         text = spec.to_grammar(left())
         return Grammar(text).build_index(vocab, limits, seconds=left().max_seconds)

@@ -12,6 +12,9 @@ on bytes is what lets a token end in the middle of a multi-byte character. Modul
 
 Semantics: ``\\w``, ``\\d``, ``\\s`` are ASCII classes (as with ``re.ASCII`` and in ECMA-262 /
 JSON Schema); ``.`` is any character but ``\\n``; everything else follows Python's ``re``.
+
+May import `fsm.automata`, the index layer (`fsm.index`) and the foundation; `fsm.grammar` imports
+it for its terminals, nothing below it does.
 """
 
 from .compile import regex_to_dfa

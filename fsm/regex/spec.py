@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..errors import RegexError
-from ..index import RegexIndex
+from ..index import DfaIndex
 from ..limits import Limits
 from .compile import regex_to_dfa
 
@@ -36,9 +36,9 @@ class Regex:
         """The pattern itself."""
         return self.pattern
 
-    def build_index(self, vocab, limits: Limits | None = None) -> RegexIndex:
+    def build_index(self, vocab, limits: Limits | None = None) -> DfaIndex:
         """The token index of the pattern's byte DFA over ``vocab``."""
-        return RegexIndex(
+        return DfaIndex(
             regex_to_dfa(self.pattern, limits), vocab, fingerprint=self.fingerprint, limits=limits
         )
 
@@ -72,8 +72,8 @@ class Choice:
         """A stable key of the spec (cache key of its index)."""
         return "choice:" + hashlib.sha256(self.to_regex().encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
-    def build_index(self, vocab, limits: Limits | None = None) -> RegexIndex:
+    def build_index(self, vocab, limits: Limits | None = None) -> DfaIndex:
         """The token index of the options' byte DFA over ``vocab``."""
-        return RegexIndex(
+        return DfaIndex(
             regex_to_dfa(self.to_regex(), limits), vocab, fingerprint=self.fingerprint, limits=limits
         )

@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import fsm
-from fsm.bitmask import pack_bitmask, unpack_bitmask
 from fsm.grammar import builtin as grammars
 from fsm.grammar.matcher import GrammarMatcher
+from fsm.index import pack_bitmask, unpack_bitmask
 from fsm.testing import accepts
 
 WALKS = settings(

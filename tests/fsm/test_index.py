@@ -8,11 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fsm
-from fsm.bitmask import pack_bitmask, unpack_bitmask
-from fsm.dfa_index import RegexIndex
+from fsm.index import FINISHED, RegexIndex, pack_bitmask, unpack_bitmask, walk_tokens
 from fsm.regex import regex_to_dfa
-from fsm.rows import FINISHED
-from fsm.token_walk import walk_tokens
 
 ALPHABET = [b"a", b"b", b"c", b"-", "é".encode(), "日".encode(), b"\xc3", b"\xa9"]
 

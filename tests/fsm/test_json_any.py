@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 import fsm
 from fsm.automata import AnyJson, LazyByteDFA, lit, node_nfa, seq
 from fsm.errors import UnsupportedSchema
+from fsm.index import LazyDfaIndex
 from fsm.json.schema import JsonSchema
-from fsm.lazy_index import LazyDfaIndex
 from fsm.testing import accepts
 
 from .json_helpers import compact, valid_json_walks, validator

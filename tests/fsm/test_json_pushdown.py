@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 import fsm
 from fsm.automata import NEVER, LeftRecursive, Ref, alt, lit, pushdown_dfa, seq
 from fsm.errors import SchemaError
+from fsm.index import LazyDfaIndex
 from fsm.json.schema import JsonSchema
-from fsm.lazy_index import LazyDfaIndex
 from fsm.testing import accepts
 
 from .json_helpers import compact, valid_json_walks, validator

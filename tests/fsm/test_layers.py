@@ -10,10 +10,16 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
-import fsm
+import pytest
 
-ROOT = Path(fsm.__file__).parent
-AUTOMATA_MAY_IMPORT = {"fsm.errors", "fsm.limits"}
+ROOT = Path(__file__).resolve().parents[2] / "fsm"
+FOUNDATION = ("fsm.errors", "fsm.limits", "fsm.vocabulary")
+# What each lower layer may import besides itself: automata knows no spec and no vocabulary; the
+# index layer knows automata and vocabularies but no spec front end (fsm.regex, fsm.json, fsm.grammar).
+MAY_IMPORT = {
+    "fsm.automata": ("fsm.errors", "fsm.limits"),
+    "fsm.index": ("fsm.automata", *FOUNDATION),
+}
 NEVER_IN_FSM = ("torch", "transformers", "guide")
 MAX_MODULE_LINES = 450
 
@@ -132,14 +138,20 @@ def test_no_import_cycle_in_fsm_function_level_imports_included():
     assert _cycles(edges) == []
 
 
-def test_automata_import_only_the_foundation():
+def _within(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+@pytest.mark.parametrize("layer", sorted(MAY_IMPORT))
+def test_lower_layers_import_only_what_is_below_them(layer):
+    """fsm.automata imports only errors and limits; fsm.index only automata and the foundation."""
     wrong = [
         f"{imp.source}:{imp.line} imports {imp.target}"
         for imp in _all_imports()
-        if imp.source.startswith("fsm.automata")
-        and imp.target.startswith("fsm")
-        and not imp.target.startswith("fsm.automata")
-        and imp.target not in AUTOMATA_MAY_IMPORT
+        if _within(imp.source, layer)
+        and _within(imp.target, "fsm")
+        and not _within(imp.target, layer)
+        and not any(_within(imp.target, allowed) for allowed in MAY_IMPORT[layer])
     ]
     assert wrong == []
 

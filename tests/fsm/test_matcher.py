@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import fsm
-from fsm.bitmask import unpack_bitmask
+from fsm.index import unpack_bitmask
 from fsm.testing import random_walk
 
 from .regex_cases import REGEXES

@@ -9,9 +9,8 @@ import random
 import pytest
 
 import fsm
-from fsm.dfa_index import DfaIndex
 from fsm.grammar.index import GrammarIndex
-from fsm.lazy_index import LazyDfaIndex
+from fsm.index import DfaIndex, LazyDfaIndex
 from fsm.testing import accepts, check_matcher_contract, random_walk, tokens_of
 
 FAR = "\U00040000"  # its UTF-8 lead byte 0xF1 is no SmolLM2 token: lazy rows would not be exact

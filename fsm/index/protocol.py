@@ -2,7 +2,7 @@
 
 An index is the immutable, shareable part of a compiled constraint (per state: the allowed tokens
 and where each leads); its `matcher()` is the cheap per-sequence cursor (`fsm.Matcher`). Three
-kinds implement it: `fsm.dfa_index.DfaIndex` (eager DFA), `fsm.lazy_index.LazyDfaIndex` (lazily
+kinds implement it: `fsm.index.dfa.DfaIndex` (eager DFA), `fsm.index.lazy.LazyDfaIndex` (lazily
 determinized DFA) and `fsm.grammar.index.GrammarIndex` (lexer automaton + LR parser).
 """
 
@@ -12,11 +12,9 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from .dfa_index import RegexIndex  # noqa: F401  (old import path, used by fsm.regex / fsm.json.schema)
-
 if TYPE_CHECKING:
+    from ..vocabulary import Vocabulary
     from .matcher import Matcher
-    from .vocabulary import Vocabulary
 
 
 @runtime_checkable

@@ -1,11 +1,11 @@
 """Row-based token indexes: for each automaton state, the allowed tokens and where each one leads.
 
 Rows are computed lazily — the first time a matcher reaches a state — by one vectorized walk of the
-vocabulary's byte trie from that state (`fsm.token_walk.walk_tokens`), so compiling costs only the
+vocabulary's byte trie from that state (`fsm.index.token_walk.walk_tokens`), so compiling costs only the
 automaton and a generation pays for the states it visits. ``build_all()`` computes every row ahead
 of time, all states of a chunk walked together. `RowIndex` holds this shared machinery (row cache,
-token sets and packed masks shared between states, the memory budget); `fsm.dfa_index.DfaIndex`
-(an eager `ByteDFA`) and `fsm.lazy_index.LazyDfaIndex` (a lazily determinized one) extend it, and
+token sets and packed masks shared between states, the memory budget); `fsm.index.dfa.DfaIndex`
+(an eager `ByteDFA`) and `fsm.index.lazy.LazyDfaIndex` (a lazily determinized one) extend it, and
 `RowMatcher` is the matcher of both.
 """
 
@@ -17,12 +17,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .automata import ByteDFA
+from ..automata import ByteDFA
+from ..errors import SpecTooComplex, TokenRejected
+from ..limits import DEFAULT_LIMITS, Limits
+from ..vocabulary import Vocabulary
 from .bitmask import frozen_bitmask, pack_bitmask
-from .errors import SpecTooComplex, TokenRejected
-from .limits import DEFAULT_LIMITS, Limits
 from .matcher import Matcher
-from .vocabulary import Vocabulary
 
 FINISHED = -2  # the "state" after EOS
 _CHUNK = 256  # states walked together by build_all: bounds the walk's memory on big automata

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .automata import LazyByteDFA
-from .limits import Limits
+from ..automata import LazyByteDFA
+from ..limits import Limits
+from ..vocabulary import Vocabulary
 from .rows import RowIndex
 from .token_walk import walk_tokens
-from .vocabulary import Vocabulary
 
 
 class LazyDfaIndex(RowIndex):
@@ -59,6 +59,3 @@ class LazyDfaIndex(RowIndex):
 
     def __repr__(self) -> str:
         return f"LazyDfaIndex({self.fingerprint[:24]}, states={self.lazy.n_states}, rows={len(self._rows)})"
-
-
-LazyJsonIndex = LazyDfaIndex  # the old name, imported by fsm.json.strategy until it moves to the new one

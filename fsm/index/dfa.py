@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .automata import ByteDFA
-from .errors import SpecError
-from .limits import Limits
+from ..automata import ByteDFA
+from ..errors import SpecError
+from ..limits import Limits
+from ..vocabulary import TokenTrie, Vocabulary
 from .rows import FINISHED, Row, RowIndex
 from .token_walk import class_trie, walk_tokens
-from .vocabulary import TokenTrie, Vocabulary
 
 
 class DfaIndex(RowIndex):

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from .errors import TokenRejected
+from ..errors import TokenRejected
 from .token_walk import tokenize_longest
 
 if TYPE_CHECKING:
-    from .index import Index
+    from .protocol import Index
 
 _MAX_FORCED_BYTES = 4096  # forced runs longer than this are cut (a cap, not a language property)
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .automata import ByteDFA
-from .vocabulary import TokenTrie
+from ..automata import ByteDFA
+from ..vocabulary import TokenTrie
 
 
 def walk_tokens(
