@@ -5,7 +5,7 @@ Modules, bottom up: `lark` (load a grammar with lark: terminals, LALR table, FIR
 checked against Python's ``re``); `lexer` (the product lexer automaton), `lexer_build` (building it)
 and `lexer_check` (adjacent terminals can be split); `parser` (the LR parser over interned stacks);
 `tables` (the lexer as the index's loops read it), `walk` (one lexer state's row by a trie walk),
-`index` (`GrammarIndex`: masks per configuration) and `matcher` (`GrammarMatcher`); `spec`
+`index` (`GrammarIndex`: masks per configuration, and its `GrammarMatcher`); `spec`
 (`fsm.Grammar`) and `builtin` (the grammars shipped with the package).
 
 May import `fsm.automata`, the index layer (`fsm.index`), the foundation and `fsm.regex` (terminal

@@ -5,8 +5,8 @@ and where each leads); a matcher is the cheap per-sequence cursor over it. Modul
 
 - `bitmask`: packed token masks (ceil(V/32) int32 words), the form samplers consume.
 - `token_walk`: vectorized walks of the vocabulary's byte trie against a byte DFA.
-- `protocol`: `Index`, the runtime-checkable protocol every index kind meets.
-- `matcher`: `Matcher`, the one base class of every matcher (the whole contract lives there).
+- `contract`: `Index`, the runtime-checkable protocol every index kind meets, and `Matcher`, the one
+  base class of every matcher (the whole per-sequence contract lives there).
 - `rows`: `RowIndex` and `RowMatcher` — per-state rows computed on first visit, shared masks.
 - `dfa`: `DfaIndex` over an eager `ByteDFA` (regexes, choices, schemas with token-level dead ends).
 - `lazy`: `LazyDfaIndex` over a lazily determinized DFA (JSON schemas, recursive rules).
@@ -19,10 +19,9 @@ ends (`fsm.regex`, `fsm.json`, `fsm.grammar`) build their indexes from it, never
 """
 
 from .bitmask import frozen_bitmask, pack_bitmask, unpack_bitmask
+from .contract import Index, Matcher
 from .dfa import DfaIndex, RegexIndex
 from .lazy import LazyDfaIndex
-from .matcher import Matcher
-from .protocol import Index
 from .rows import FINISHED, Row, RowIndex, RowMatcher
 from .token_walk import class_trie, tokenize_longest, walk_tokens
 

@@ -22,7 +22,7 @@ from ..errors import SpecTooComplex, TokenRejected
 from ..limits import DEFAULT_LIMITS, Limits
 from ..vocabulary import Vocabulary
 from .bitmask import frozen_bitmask, pack_bitmask
-from .matcher import Matcher
+from .contract import Matcher
 
 FINISHED = -2  # the "state" after EOS
 _CHUNK = 256  # states walked together by build_all: bounds the walk's memory on big automata

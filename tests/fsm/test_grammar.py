@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import fsm
 from fsm.grammar import builtin as grammars
-from fsm.grammar.matcher import GrammarMatcher
+from fsm.grammar.index import GrammarMatcher
 from fsm.index import pack_bitmask, unpack_bitmask
 from fsm.testing import accepts
 

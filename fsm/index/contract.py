@@ -1,4 +1,9 @@
-"""`fsm.Matcher`: the per-sequence cursor over a token index, one contract for every index kind.
+"""The contract of a compiled constraint: the `fsm.Index` protocol and the `fsm.Matcher` base class.
+
+An index is the immutable, shareable part (per state: the allowed tokens and where each leads),
+whatever the spec; three kinds implement the protocol: `fsm.index.dfa.DfaIndex` (eager DFA),
+`fsm.index.lazy.LazyDfaIndex` (lazily determinized DFA) and `fsm.grammar.index.GrammarIndex` (lexer
+automaton + LR parser). Its `matcher()` is the per-sequence cursor, one contract for every index kind.
 
 A matcher holds a state of its index and the states it passed through, so copies and rollbacks are
 O(1) per token; the index holds everything shared (rows, masks), so matchers are cheap to create.
@@ -11,7 +16,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -19,9 +24,54 @@ from ..errors import TokenRejected
 from .token_walk import tokenize_longest
 
 if TYPE_CHECKING:
-    from .protocol import Index
+    from ..vocabulary import Vocabulary
 
 _MAX_FORCED_BYTES = 4096  # forced runs longer than this are cut (a cap, not a language property)
+
+
+@runtime_checkable
+class Index(Protocol):
+    """A compiled constraint for one vocabulary, shared by all the matchers of its sequences.
+
+    >>> import fsm
+    >>> v = fsm.Vocabulary([b"a", b"b", None], eos_token_ids=[2])
+    >>> index = fsm.compile(fsm.Regex("ab*"), v)
+    >>> isinstance(index, fsm.Index), isinstance(index.matcher(), fsm.Matcher)
+    (True, True)
+    """
+
+    vocabulary: Vocabulary
+    fingerprint: str  # the spec's fingerprint (the cache key, with the vocabulary's)
+    eos_ids: np.ndarray  # the vocabulary's EOS ids, sorted int32
+    eos_set: frozenset[int]
+    eos_bitmask: np.ndarray  # packed mask of the EOS ids (read-only)
+
+    @property
+    def initial_state(self) -> Any:
+        """The state a fresh matcher starts in."""
+        ...
+
+    @property
+    def n_rows(self) -> int:
+        """Rows (per-state token tables) computed so far."""
+        ...
+
+    @property
+    def nbytes(self) -> int:
+        """Memory held by the index (what the in-memory cache budgets)."""
+        ...
+
+    def matcher(self) -> Matcher:
+        """A fresh matcher at the start (cheap: one per sequence)."""
+        ...
+
+    def build_all(self) -> Index:
+        """Compute everything ahead of time (instead of on first use); returns self."""
+        ...
+
+    def single_byte(self, state: Any) -> int:
+        """The only byte allowed in ``state`` when the text cannot end there, else -1."""
+        ...
 
 
 class Matcher(ABC):
