@@ -11,7 +11,7 @@ from typing import Literal
 import pytest
 import torch
 from pydantic import BaseModel, Field
-from transformers import LlamaConfig, LlamaForCausalLM, LlamaForSequenceClassification
+from transformers import LlamaConfig, LlamaForSequenceClassification
 
 import fsm
 import guide
@@ -27,6 +27,8 @@ from guide.guidance import (
     nucleus_filter,
     shared_width,
 )
+
+from .tiny_models import tiny_llama
 
 torch.set_num_threads(1)
 
@@ -52,24 +54,6 @@ def plain(model):
 @pytest.fixture(scope="module")
 def prompt_ids(model):
     return [model.tokenizer.encode(p) for p in PROMPTS]
-
-
-def tiny_llama(vocab_size: int = 49152, seed: int = 0) -> LlamaForCausalLM:
-    torch.manual_seed(seed)
-    cfg = LlamaConfig(
-        vocab_size=vocab_size,
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=512,
-        bos_token_id=1,
-        eos_token_id=2,
-        pad_token_id=2,
-        tie_word_embeddings=True,
-    )
-    return LlamaForCausalLM(cfg).eval()
 
 
 # -- the reference: cache-free forwards ----------------------------------------------------------------

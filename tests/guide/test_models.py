@@ -4,29 +4,12 @@ from __future__ import annotations
 
 import pytest
 import torch
-from transformers import LlamaConfig, LlamaForCausalLM
 
 import fsm
 import guide
 from guide.models import _PackedLinear, model_vocabulary, pack_linear_weights
 
-
-def tiny_llama(vocab_size: int = 49152, seed: int = 0) -> LlamaForCausalLM:
-    torch.manual_seed(seed)
-    cfg = LlamaConfig(
-        vocab_size=vocab_size,
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=512,
-        bos_token_id=1,
-        eos_token_id=2,
-        pad_token_id=2,
-        tie_word_embeddings=True,
-    )
-    return LlamaForCausalLM(cfg).eval()
+from .tiny_models import tiny_llama
 
 
 @pytest.fixture(scope="module")
