@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -149,3 +150,63 @@ def test_disallowed_token_is_reported(tokenizer):
 def test_needs_a_constraint(tokenizer):
     with pytest.raises(ValueError, match="needs a constraint"):
         guide.LogitsProcessor(None, tokenizer)
+
+
+# -- Hugging Face assisted generation: drafted positions are scored in one pass -----------------------
+COPY_SCHEMA = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "city": {"type": "string"}, "age": {"type": "integer"}},
+    "required": ["name", "city", "age"],
+}
+COPY_PROMPT = (
+    'Copy into JSON: name Alice Smith, city Paris, age 34. JSON: {"name": "Alice Smith", "city": '
+    '"Paris", "age": 34}\nAgain for: name Alice Smith, city Paris, age 34. JSON:'
+)
+
+
+@pytest.fixture(scope="module")
+def small():
+    return guide.load()
+
+
+def _assisted(small, **kw):
+    import jsonschema
+
+    enc = small.tokenizer(COPY_PROMPT, return_tensors="pt")
+    proc = guide.LogitsProcessor(fsm.JsonSchema(COPY_SCHEMA), small.tokenizer)
+    with torch.no_grad():
+        out = small.hf.generate(**enc, logits_processor=[proc], max_new_tokens=40, **kw)
+    text = small.tokenizer.decode(out[0, enc.input_ids.shape[1] :], skip_special_tokens=True)
+    jsonschema.validate(json.loads(text), COPY_SCHEMA)
+    return text
+
+
+@pytest.mark.parametrize("assist", ["prompt_lookup", "assistant_model"])
+def test_hf_assisted_generation_is_valid_and_unchanged(small, assist):
+    plain = _assisted(small, do_sample=False)
+    kw = {"prompt_lookup_num_tokens": 10} if assist == "prompt_lookup" else {"assistant_model": small.hf}
+    assert _assisted(small, do_sample=False, **kw) == plain
+
+
+def test_hf_assisted_sampling_is_valid(small):
+    torch.manual_seed(3)
+    _assisted(small, do_sample=True, temperature=1.3, assistant_model=small.hf)
+    _assisted(small, do_sample=True, temperature=1.3, prompt_lookup_num_tokens=10)
+
+
+def test_forbidden_unverified_draft_is_masked_not_raised(tokenizer):
+    # HF scores positions of one logits tensor; the position after a forbidden draft is moot
+    a, b, z = (tokenizer.encode(c, add_special_tokens=False)[0] for c in "abz")
+    proc = guide.LogitsProcessor(fsm.Regex(r"abc"), tokenizer)
+    logits = torch.zeros(1, 4, 49152)
+    drafted = torch.tensor([[5, a, z, b]])
+    for i in range(4):
+        logits[:, i, :] = proc(drafted[:, : 1 + i], logits[:, i, :])
+    allowed = torch.isfinite(logits[0, 1]).nonzero().flatten().tolist()
+    assert b in allowed and z not in allowed
+    # the next round re-scores from the accepted prefix: the dead draft left no trace
+    after = proc(torch.tensor([[5, a, b]]), torch.zeros(1, 49152))
+    c = tokenizer.encode("c", add_special_tokens=False)[0]
+    assert c in torch.isfinite(after[0]).nonzero().flatten().tolist()
+    with pytest.raises(fsm.TokenRejected, match="disallows"):  # a forbidden token outside a draft pass
+        proc(torch.tensor([[5, a, b, z]]), torch.zeros(1, 49152))
