@@ -8,7 +8,7 @@ partitions, then products and complements of those small automata, never of the 
 from __future__ import annotations
 
 from .budget import Budget
-from .ranges import ANY_CHAR, normalize_ranges, subtract
+from .ranges import ANY_CHAR, normalize_ranges, overlay, subtract
 
 Edge = tuple[int, int, int]  # (lo, hi, target)
 
@@ -122,22 +122,9 @@ def determinize(nfa, start: int, final: int, budget: Budget) -> CharDFA:
             lo, hi, t = ev[0]
             out_edges.append([(lo, hi, dfa_id(frozenset((t,))))])
             continue
-        ev.sort()
-        bounds = sorted({e[0] for e in ev} | {e[1] + 1 for e in ev})
         row: list[Edge] = []
-        active: list[tuple[int, int]] = []
-        j = 0
-        for b in range(len(bounds) - 1):
-            x = bounds[b]
-            while j < len(ev) and ev[j][0] == x:
-                active.append((ev[j][1], ev[j][2]))
-                j += 1
-            if active:
-                active = [a for a in active if a[0] >= x]
-            if not active:
-                continue
-            d = dfa_id(frozenset(t for _, t in active))
-            y = bounds[b + 1] - 1
+        for x, y, targets in overlay(ev):
+            d = dfa_id(targets)
             if row and row[-1][2] == d and row[-1][1] + 1 == x:
                 row[-1] = (row[-1][0], y, d)
             else:

@@ -27,6 +27,7 @@ from ..limits import DEFAULT_LIMITS, Limits
 from .budget import Budget
 from .byte_dfa import ByteDFA, equal_rows, merge_equal_states
 from .byte_dfa import utf8_sequences as _utf8_sequences
+from .ranges import overlay
 
 
 @lru_cache(maxsize=65536)
@@ -181,20 +182,9 @@ class LazyByteDFA:
             tgt = self._state_of(frozenset((t,)))  # may grow (reallocate) the table: index it after
             self._table[d, lo : hi + 1] = tgt
         elif ev:
-            ev.sort()
-            bounds = sorted({e[0] for e in ev} | {e[1] + 1 for e in ev})
-            active: list[tuple[int, int]] = []
-            j = 0
-            for b in range(len(bounds) - 1):
-                x = bounds[b]
-                while j < len(ev) and ev[j][0] == x:
-                    active.append((ev[j][1], ev[j][2]))
-                    j += 1
-                if active:
-                    active = [a for a in active if a[0] >= x]
-                if active:
-                    tgt = self._state_of(frozenset(t for _, t in active))
-                    self._table[d, x : bounds[b + 1]] = tgt
+            for x, y, targets in overlay(ev):
+                tgt = self._state_of(targets)  # may grow (reallocate) the table: index it after
+                self._table[d, x : y + 1] = tgt
         self._expanded[d] = True
 
     def ensure(self, rows) -> None:

@@ -8,6 +8,8 @@ Character classes of every size (``[^"]`` is over a million code points) cost a 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 MAX_CODEPOINT = 0x10FFFF
 SURROGATES = (0xD800, 0xDFFF)
 
@@ -93,3 +95,27 @@ def size(ranges: Ranges) -> int:
 
 
 ANY_CHAR: Ranges = normalize_ranges([(0, MAX_CODEPOINT)])
+
+
+def overlay(edges: list[tuple[int, int, int]]) -> Iterator[tuple[int, int, frozenset[int]]]:
+    """Cut overlapping ``(lo, hi, target)`` edges into disjoint ranges, each with the targets covering it.
+
+    The step of every subset construction here (character DFAs and the lazy byte DFA): one sweep over
+    the sorted range boundaries, so a state's row costs its edges, not the alphabet.
+
+    >>> list(overlay([(0, 5, 1), (3, 9, 2)]))
+    [(0, 2, frozenset({1})), (3, 5, frozenset({1, 2})), (6, 9, frozenset({2}))]
+    """
+    edges = sorted(edges)
+    bounds = sorted({e[0] for e in edges} | {e[1] + 1 for e in edges})
+    active: list[tuple[int, int]] = []  # (hi, target) of the edges begun so far
+    j = 0
+    for b in range(len(bounds) - 1):
+        x = bounds[b]
+        while j < len(edges) and edges[j][0] == x:
+            active.append((edges[j][1], edges[j][2]))
+            j += 1
+        if active:
+            active = [a for a in active if a[0] >= x]
+        if active:
+            yield x, bounds[b + 1] - 1, frozenset(t for _, t in active)
