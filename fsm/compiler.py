@@ -13,6 +13,7 @@ from .automata import ByteDFA
 from .cache import DiskCache, cache_root
 from .errors import SpecError
 from .index import FINISHED, DfaIndex, Index, Row
+from .json import JsonSchema
 from .limits import DEFAULT_LIMITS, Limits
 from .spec import Spec
 from .vocabulary import Vocabulary
@@ -29,10 +30,6 @@ def _spec_of(spec: Any) -> Spec:
     if isinstance(spec, Spec):
         return spec
     if isinstance(spec, dict) or (isinstance(spec, type) and hasattr(spec, "model_json_schema")):
-        # Deliberate lazy load: the JSON Schema front end is big and only this shorthand needs it here
-        # (`import fsm` loads it lazily too).
-        from .json.schema import JsonSchema
-
         return JsonSchema(spec)
     if isinstance(spec, str):
         raise SpecError(
