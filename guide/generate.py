@@ -22,6 +22,7 @@ import torch
 
 import fsm
 
+from .beam import BeamOptions, Hypothesis, beam_search
 from .constraints import CompiledConstraint, Constraint, TokenMatcher
 from .masks import MaskBuffer, forbid_padding_ids
 from .sampling import Sampler, check_logits, sampling_params, seed_list
@@ -39,12 +40,28 @@ _T = TypeVar("_T")
 
 
 @dataclass
+class DecodeStats:
+    """What decoding one row cost: the forward passes it took part in (the prefill included) and,
+    for speculative decoding, the draft tokens proposed and accepted.
+
+    >>> DecodeStats(forward_passes=4, draft_tokens=10, accepted_draft_tokens=7).forward_passes
+    4
+    """
+
+    forward_passes: int = 0
+    draft_tokens: int = 0
+    accepted_draft_tokens: int = 0
+
+
+@dataclass
 class Completion:
     """One generated continuation.
 
     ``token_ids`` are all generated ids (a final EOS included); ``text`` is their exact text without
     special tokens, cut before a stop string; ``finish_reason`` is "eos", "constraint" (the matcher
-    allows nothing more), "stop" or "length".
+    allows nothing more), "stop" or "length". ``stats``: what it cost (`DecodeStats`). With beam search,
+    ``score`` is the length-penalized log-probability and ``beams`` the ``num_return_sequences`` best
+    hypotheses, best first (this completion is ``beams[0]``).
 
     >>> Completion("hi", [6124], "eos").finish_reason
     'eos'
@@ -53,6 +70,10 @@ class Completion:
     text: str
     token_ids: list[int]
     finish_reason: str
+    # What it cost and how it ranked are not part of what was generated: equality ignores them.
+    stats: DecodeStats = field(default_factory=DecodeStats, compare=False)
+    score: float | None = field(default=None, compare=False)
+    beams: list[Completion] = field(default_factory=list, compare=False)
 
 
 @dataclass(eq=False)
@@ -65,6 +86,7 @@ class _Row:
     finish: str | None = None
     text_end: int | None = None  # byte offset where a stop string starts
     streamed: int = 0  # bytes already yielded by `stream`
+    stats: DecodeStats = field(default_factory=DecodeStats)
 
 
 _PARAMETERS_DOC = """
@@ -76,7 +98,10 @@ _PARAMETERS_DOC = """
     call), a compiled index, or a list with one of those per prompt (None = free row).
     ``max_new_tokens``: an int or one per prompt. ``stop``: stop strings (the text is cut before them).
     ``seed``: int (row i uses seed + i) or per-row list. ``jump_forward``: append text the constraint
-    forces without sampling it. ``sampling``: temperature, top_k, top_p, min_p, typical_p,
+    forces without sampling it. ``num_beams`` > 1: beam search (`guide.beam`; deterministic, no stop
+    strings, no sampling options, no jump-forward) with ``length_penalty``, ``early_stopping`` (True,
+    False or "never") and ``num_return_sequences`` hypotheses per prompt in `Completion.beams`;
+    ``stream`` then yields each prompt's text once it is done. ``sampling``: temperature, top_k, top_p, min_p, typical_p,
     mirostat_tau, mirostat_eta, repetition_penalty, frequency_penalty, presence_penalty, logit_bias —
     each a scalar or a per-prompt list (see `guide.sampling`).
 """
@@ -90,6 +115,10 @@ def stream(
     stop: str | Sequence[str] | None = None,
     seed: int | Sequence[int | None] | None = None,
     jump_forward: bool = True,
+    num_beams: int = 1,
+    length_penalty: float = 1.0,
+    early_stopping: bool | str = False,
+    num_return_sequences: int = 1,
     **sampling: Any,
 ) -> Generator[str | tuple[int, str], None, list[Completion]]:
     """Generate from a `LogitsSource`, yielding text as it is produced; `generate` runs this to the end.
@@ -102,6 +131,15 @@ def stream(
     ', there was a little girl named Lily...'
     """
     batch = _is_batch(prompts)
+    if num_beams > 1 or num_return_sequences > 1:
+        beams = BeamOptions(num_beams, length_penalty, early_stopping, num_return_sequences)
+        done = _beam_completions(
+            source, prompts if batch else [prompts], constraint, max_new_tokens, stop, sampling, beams
+        )
+        for i, c in enumerate(done):
+            if c.text:
+                yield (i, c.text) if batch else c.text
+        return done
     runner = _Runner(
         source,
         prompts if batch else [prompts],  # type: ignore[list-item]
@@ -129,6 +167,10 @@ def generate(
     stop: str | Sequence[str] | None = None,
     seed: int | Sequence[int | None] | None = None,
     jump_forward: bool = True,
+    num_beams: int = 1,
+    length_penalty: float = 1.0,
+    early_stopping: bool | str = False,
+    num_return_sequences: int = 1,
     **sampling: Any,
 ) -> list[Completion]:
     """Generate one `Completion` per prompt from a `LogitsSource` (a `guide.Model` or a guidance combination).
@@ -140,7 +182,20 @@ def generate(
     >>> guide.generate(model, "Year: ", fsm.Regex(r"\\d{4}"))[0].text                # doctest: +SKIP
     '2023'
     """
-    steps = stream(source, prompts, constraint, max_new_tokens, stop, seed, jump_forward, **sampling)
+    steps = stream(
+        source,
+        prompts,
+        constraint,
+        max_new_tokens,
+        stop,
+        seed,
+        jump_forward,
+        num_beams,
+        length_penalty,
+        early_stopping,
+        num_return_sequences,
+        **sampling,
+    )
     while True:
         try:
             next(steps)
@@ -261,6 +316,8 @@ class _Runner:
         # `rescore` is an optional Session method (see guide.sources), so it is looked up, not called.
         rescore = getattr(session, "rescore", None)
         masks = MaskBuffer(self.vocab.size, logits.device, len(active))
+        for r in active:
+            r.stats.forward_passes += 1
         self.batch = _Batch(session, sampler, masks, logits, rescore)
         self.active = active
         return touched
@@ -319,6 +376,8 @@ class _Runner:
                 feeds = [feeds[i] for i in alive]
             else:
                 tokens = tokens[keep.to(tokens.device)]
+        for r in self.active:
+            r.stats.forward_passes += 1
         if feeds is None:
             fed = tokens[:, None]
             batch.logits = batch.session.decode(fed)
@@ -407,8 +466,62 @@ class _Runner:
         out = []
         for r in self.rows:
             data = bytes(r.data if r.text_end is None else r.data[: r.text_end])
-            out.append(Completion(data.decode("utf-8", errors="replace"), list(r.ids), r.finish or "length"))
+            text = data.decode("utf-8", errors="replace")
+            out.append(Completion(text, list(r.ids), r.finish or "length", r.stats))
         return out
+
+
+# -- beam search -------------------------------------------------------------------------------------
+
+
+def _beam_completions(
+    source: LogitsSource,
+    prompts: Sequence[str | Sequence[int]],
+    constraint: Constraint | list[Constraint],
+    max_new_tokens: int | Sequence[int],
+    stop: str | Sequence[str] | None,
+    sampling: dict[str, Any],
+    options: BeamOptions,
+) -> list[Completion]:
+    """Beam-search every prompt in one batch (see `guide.beam`); one `Completion` per prompt."""
+    if stop is not None:
+        raise ValueError(
+            "stop strings are not supported with num_beams > 1 (a beam ends at EOS or the budget)"
+        )
+    chosen = sorted(k for k, v in sampling.items() if v is not None)
+    if chosen:
+        raise ValueError(
+            f"num_beams > 1 is deterministic beam search; sampling options {chosen} do not apply"
+        )
+    n = len(prompts)
+    if n == 0:
+        raise ValueError("generate needs at least one prompt")
+    ids = [_prompt_ids(source, p, i) for i, p in enumerate(prompts)]
+    max_new = _per_row("max_new_tokens", max_new_tokens, n)
+    for r, m in enumerate(max_new):
+        if not isinstance(m, int) or m < 0:
+            raise ValueError(f"max_new_tokens must be an int >= 0, got {m!r} for prompt {r}")
+    vocab = source.vocabulary
+    found = beam_search(source, ids, _matchers(constraint, n, vocab), max_new, options)
+    eos = frozenset(vocab.eos_token_ids)
+    out = []
+    for hyps in found:
+        beams = [_hypothesis_completion(h, vocab, eos) for h in hyps]
+        if not beams:  # a zero budget, or no hypothesis ended within it
+            out.append(Completion("", [], "length"))
+            continue
+        top = beams[0]
+        out.append(Completion(top.text, top.token_ids, top.finish_reason, top.stats, top.score, beams))
+    return out
+
+
+def _hypothesis_completion(h: Hypothesis, vocab: fsm.Vocabulary, eos: frozenset[int]) -> Completion:
+    ended = bool(h.token_ids) and h.token_ids[-1] in eos
+    text_ids = h.token_ids[:-1] if ended else h.token_ids
+    text = vocab.decode(text_ids).decode("utf-8", errors="replace")
+    return Completion(
+        text, list(h.token_ids), "eos" if ended else "length", DecodeStats(h.forward_passes), h.score
+    )
 
 
 # -- helpers -----------------------------------------------------------------------------------------

@@ -35,7 +35,15 @@ Prompt = str | Sequence[dict[str, str]] | Sequence[int]
 
 _T = TypeVar("_T")
 
-_LOOP_OPTIONS = ("max_new_tokens", "stop", "seed", "jump_forward")
+_LOOP_OPTIONS = (
+    "max_new_tokens",
+    "stop",
+    "seed",
+    "jump_forward",
+    "num_beams",
+    "length_penalty",
+    "early_stopping",
+)
 _PROMPT_OPTIONS = ("raw", "system")
 OPTIONS = frozenset(
     _LOOP_OPTIONS + _PROMPT_OPTIONS + tuple(f.name for f in dataclasses.fields(SamplingParams))

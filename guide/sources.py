@@ -19,6 +19,11 @@ several models is a source too, and composes with every constraint and sampler:
     truncations that must see the constraint (a nucleus cut before the mask could remove every
     allowed token).
 
+Optional (a `ModelSession` has them; beam search and speculative decoding need them):
+``reorder(rows)`` gathers rows (repeats allowed) when beams fork; ``forget(counts)`` drops the last
+``counts[r]`` tokens of each row (a rejected draft); ``extend(tokens, lengths)`` is `decode`
+returning the logits after every appended token, ``(rows, k, width)``.
+
 A combination implements ``prefill`` by prefilling each of its models and ``decode``/``keep`` by
 forwarding to each model's session and combining the logits row by row.
 """
@@ -142,6 +147,70 @@ class ModelSession:
 
     def decode(self, tokens: torch.Tensor, lengths: torch.Tensor | None = None) -> torch.Tensor:
         n, k = tokens.shape
+        logits, lengths = self._append(tokens, lengths, keep=k)
+        if k == 1:
+            out = logits[:, -1]
+        elif lengths is not None:
+            out = logits[torch.arange(n, device=logits.device), lengths - 1]
+        else:
+            out = logits[:, -1]
+        return _as_logits(out, self.width)
+
+    def extend(self, tokens: torch.Tensor, lengths: torch.Tensor | None = None) -> torch.Tensor:
+        """Like `decode`, but return the logits after *every* appended token: ``(rows, k, width)``
+        (positions past a row's length hold junk). A speculative step verifies a draft with it.
+
+        >>> session.extend(torch.tensor([[5, 6, 7]])).shape   # doctest: +SKIP
+        torch.Size([1, 3, 49152])
+        """
+        logits, _ = self._append(tokens, lengths, keep=tokens.shape[1])
+        return _as_logits(logits, self.width)
+
+    def reorder(self, rows: torch.Tensor) -> None:
+        """Make row ``i`` a copy of old row ``rows[i]`` (rows may repeat or vanish): the KV cache,
+        positions and mask are gathered in place, as beam search needs when beams fork.
+
+        >>> session.reorder(torch.tensor([0, 0, 1]))   # doctest: +SKIP
+        """
+        rows = rows.to(self.next_pos.device)
+        self.cache.reorder_cache(rows)
+        self.next_pos = self.next_pos[rows]
+        if self.mask is not None:
+            self.mask = self.mask[rows]
+
+    def forget(self, counts: torch.Tensor) -> None:
+        """Drop the last ``counts[r]`` tokens of each row ``r`` from the cache (rejected draft tokens).
+
+        Columns every row forgot are cropped from the cache; a row that forgot fewer tokens than
+        others keeps the freed columns as masked holes, as a ragged `decode` leaves them.
+
+        >>> session.forget(torch.tensor([2, 0]))   # doctest: +SKIP
+        """
+        device = self.next_pos.device
+        counts = counts.to(device)
+        if not bool((counts > 0).any()):
+            return
+        length = self.cache.get_seq_length()
+        mask = self.mask
+        if mask is None:
+            mask = torch.ones((self.n_rows, length), dtype=torch.long, device=device)
+        # real columns at or after each column, per row: the last `counts[r]` real ones are dropped
+        after = mask.flip(1).cumsum(1).flip(1)
+        mask = mask.masked_fill((mask == 1) & (after <= counts[:, None]), 0)
+        real = mask.any(dim=0)
+        last = int(real.nonzero().max()) + 1 if bool(real.any()) else 0
+        if last < length:
+            self.cache.crop(last - length)
+            mask = mask[:, :last]
+        self.next_pos = self.next_pos - counts
+        self.mask = None if bool(mask.all()) else mask
+
+    def _append(
+        self, tokens: torch.Tensor, lengths: torch.Tensor | None, keep: int
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Run the model on ``tokens`` (right-padded to ``lengths``) and advance the cache; return
+        the logits of the last ``keep`` positions and the lengths (None when every row used all k)."""
+        n, k = tokens.shape
         device = self.next_pos.device
         tokens = tokens.to(device)
         ragged = lengths is not None and k > 1 and bool((lengths != k).any())
@@ -164,19 +233,11 @@ class ModelSession:
                 attention_mask=self.mask,
                 position_ids=pos,
                 use_cache=True,
-                logits_to_keep=k,
+                logits_to_keep=keep,
                 **{self.cache_kwarg: self.cache},
             )
-        if k == 1:
-            logits = out.logits[:, -1]
-            self.next_pos = self.next_pos + 1
-        elif ragged:
-            logits = out.logits[torch.arange(n, device=device), lengths - 1]
-            self.next_pos = self.next_pos + lengths
-        else:
-            logits = out.logits[:, -1]
-            self.next_pos = self.next_pos + k
-        return _as_logits(logits, self.width)
+        self.next_pos = self.next_pos + (lengths if ragged else k)
+        return out.logits, (lengths if ragged else None)
 
     def keep(self, rows: torch.Tensor) -> None:
         rows = rows.to(self.next_pos.device)
