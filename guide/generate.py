@@ -14,6 +14,7 @@ arrive. Both run the same loop:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -25,11 +26,12 @@ import fsm
 from .beam import BeamOptions, Hypothesis, beam_search
 from .constraints import CompiledConstraint, Constraint, TokenMatcher
 from .masks import MaskBuffer, forbid_padding_ids
-from .sampling import Sampler, check_logits, sampling_params, seed_list
+from .sampling import Sampler, SamplingParams, check_logits, sampling_params, seed_list
 from .sources import LogitsSource, Session
+from .speculative import SpeculativeOptions, accept_or_resample, choose, prompt_lookup
 
 if TYPE_CHECKING:
-    from .sampling import SamplingParams
+    pass
 
 FINISH_REASONS = ("eos", "constraint", "stop", "length")
 
@@ -101,7 +103,10 @@ _PARAMETERS_DOC = """
     forces without sampling it. ``num_beams`` > 1: beam search (`guide.beam`; deterministic, no stop
     strings, no sampling options, no jump-forward) with ``length_penalty``, ``early_stopping`` (True,
     False or "never") and ``num_return_sequences`` hypotheses per prompt in `Completion.beams`;
-    ``stream`` then yields each prompt's text once it is done. ``sampling``: temperature, top_k, top_p, min_p, typical_p,
+    ``stream`` then yields each prompt's text once it is done. ``draft="prompt"``: speculative decoding
+    (`guide.speculative`) with up to ``num_draft_tokens`` drafted per step by prompt lookup; greedy output
+    is the same as without, sampled output has the same distribution (temperature only; `DecodeStats`
+    counts forward passes and accepted draft tokens). ``sampling``: temperature, top_k, top_p, min_p, typical_p,
     mirostat_tau, mirostat_eta, repetition_penalty, frequency_penalty, presence_penalty, logit_bias —
     each a scalar or a per-prompt list (see `guide.sampling`).
 """
@@ -119,6 +124,8 @@ def stream(
     length_penalty: float = 1.0,
     early_stopping: bool | str = False,
     num_return_sequences: int = 1,
+    draft: str | None = None,
+    num_draft_tokens: int = 8,
     **sampling: Any,
 ) -> Generator[str | tuple[int, str], None, list[Completion]]:
     """Generate from a `LogitsSource`, yielding text as it is produced; `generate` runs this to the end.
@@ -149,6 +156,7 @@ def stream(
         seed,
         jump_forward,
         sampling,
+        SpeculativeOptions(draft, num_draft_tokens) if draft is not None else None,
     )
     hold = max((len(s) for s in runner.stops), default=1) - 1
     for touched in runner.steps():
@@ -171,6 +179,8 @@ def generate(
     length_penalty: float = 1.0,
     early_stopping: bool | str = False,
     num_return_sequences: int = 1,
+    draft: str | None = None,
+    num_draft_tokens: int = 8,
     **sampling: Any,
 ) -> list[Completion]:
     """Generate one `Completion` per prompt from a `LogitsSource` (a `guide.Model` or a guidance combination).
@@ -194,6 +204,8 @@ def generate(
         length_penalty,
         early_stopping,
         num_return_sequences,
+        draft,
+        num_draft_tokens,
         **sampling,
     )
     while True:
@@ -243,8 +255,10 @@ class _Runner:
         seed: int | Sequence[int | None] | None,
         jump_forward: bool,
         sampling: dict[str, Any],
+        speculative: SpeculativeOptions | None = None,
     ):
         self.source = source
+        self.speculative = speculative
         self.vocab = source.vocabulary
         n = len(prompts)
         if n == 0:
@@ -261,6 +275,8 @@ class _Runner:
         seeds = seed_list(n, seed)
         self.params: list[SamplingParams] = sampling_params(n, seed=seeds, **sampling)
         self.seeds = seeds
+        if speculative is not None:
+            _check_speculative_sampling(self.params)
         self.eos = frozenset(self.vocab.eos_token_ids)
         self.token_bytes = self.vocab.tokens
         self.canonical_cache: dict[bytes, list[int] | None] = {}
@@ -274,6 +290,9 @@ class _Runner:
         touched = self._begin()
         if touched:
             yield touched
+        if self.speculative is not None:
+            yield from self._speculative_steps()
+            return
         while self.active:
             step = self._sample()
             yield step.rows
@@ -341,21 +360,137 @@ class _Runner:
         sampled = tokens.tolist()
         feeds: list[list[int]] | None = None
         for i, (row, t) in enumerate(zip(active, sampled, strict=True)):
-            row.ids.append(t)
-            if row.matcher is not None:
-                row.matcher.advance(t)
-            if t in self.eos:
-                row.finish = "eos"
-                continue
-            self._append_bytes(row, token_bytes[t] if t < n_text else None)
-            if self._check_done(row) or not self.jump_forward or row.matcher is None:
-                continue
-            jumped = self._jump(row)
-            if jumped and row.finish is None:
+            jumped = self._commit(row, t, token_bytes, n_text)
+            if jumped:
                 if feeds is None:
                     feeds = [[s] for s in sampled]
                 feeds[i].extend(jumped)
         return _Step(active, tokens, feeds)
+
+    def _commit(self, row: _Row, t: int, token_bytes: Sequence[bytes | None], n_text: int) -> list[int]:
+        """Book token ``t`` for ``row`` and jump forward; return the jumped ids (none once it finished)."""
+        row.ids.append(t)
+        if row.matcher is not None:
+            row.matcher.advance(t)
+        if t in self.eos:
+            row.finish = "eos"
+            return []
+        self._append_bytes(row, token_bytes[t] if t < n_text else None)
+        if self._check_done(row) or not self.jump_forward or row.matcher is None:
+            return []
+        jumped = self._jump(row)
+        return jumped if row.finish is None else []
+
+    # -- speculative decoding (see guide.speculative) ----------------------------------------------
+    def _speculative_steps(self) -> Iterator[list[_Row]]:
+        """Sample the first token from the prefill, then verify drafts: one forward pass per step."""
+        if not self.active:
+            return
+        batch = self.batch
+        assert batch is not None, "_begin opens the batch before any step"
+        if not callable(getattr(batch.session, "extend", None)):
+            raise ValueError(
+                "draft= needs a source whose sessions can verify drafts and cut rejected tokens "
+                f"(a guide.Model); {type(self.source).__name__} cannot"
+            )
+        self.generators = {r.index: _row_generator(self.seeds[r.index]) for r in self.active}
+        step = self._sample()
+        yield step.rows
+        pending = step.feeds if step.feeds is not None else [[t] for t in step.tokens.tolist()]
+        while True:
+            alive = [i for i, r in enumerate(self.active) if r.finish is None]
+            if not alive:
+                self.active = []
+                return
+            if len(alive) < len(self.active):
+                batch.session.keep(torch.as_tensor(alive, dtype=torch.long))
+                self.active = [self.active[i] for i in alive]
+                pending = [pending[i] for i in alive]
+            pending = yield from self._speculate(pending)
+
+    @torch.inference_mode()
+    def _speculate(self, pending: list[list[int]]) -> Generator[list[_Row], None, list[list[int]]]:
+        """One verify pass: feed each row's committed tokens plus its draft, keep what the target accepts."""
+        batch = self.batch
+        assert batch is not None and self.speculative is not None
+        rows = self.active
+        drafts = [self._draft(r, p) for r, p in zip(rows, pending, strict=True)]
+        feeds = [p + d for p, d in zip(pending, drafts, strict=True)]
+        fed, lengths = _pad(feeds, max(len(f) for f in feeds))
+        logits = batch.session.extend(fed, lengths)
+        forget, after = [], []
+        for i, row in enumerate(rows):
+            row.stats.forward_passes += 1
+            row.stats.draft_tokens += len(drafts[i])
+            nxt, cut = self._verify(row, logits[i], len(pending[i]) - 1, drafts[i])
+            after.append(nxt)
+            forget.append(cut)
+        batch.session.forget(torch.as_tensor(forget, dtype=torch.long))
+        yield rows
+        return after
+
+    def _draft(self, row: _Row, pending: list[int]) -> list[int]:
+        """Prompt-lookup draft after ``pending``, cut at the first token the constraint forbids and
+        at the budget; tokens the constraint then forces join it."""
+        opts = self.speculative
+        assert opts is not None
+        budget = min(opts.num_draft_tokens, row.max_new - len(row.ids))
+        if budget <= 0:
+            return []
+        context = self.prompt_ids[row.index] + row.ids
+        proposal = prompt_lookup(context, budget, opts.max_ngram)
+        if row.matcher is None:
+            return [t for t in _until_eos(proposal, self.eos)]
+        m = row.matcher.copy()
+        out: list[int] = []
+        for t in proposal:
+            if m.is_finished():
+                break
+            try:
+                m.advance(t)
+            except fsm.TokenRejected:
+                break
+            out.append(t)
+            if t in self.eos:
+                return out
+        room = row.max_new - len(row.ids) - len(out)
+        while room > 0 and not m.is_finished():  # forced tokens are accepted whatever the target says
+            forced = m.forced_tokens()[:room]
+            if not forced:
+                break
+            for t in forced:
+                m.advance(t)
+            out.extend(forced)
+            room -= len(forced)
+        return out
+
+    def _verify(self, row: _Row, logits: torch.Tensor, first: int, draft: list[int]) -> tuple[list[int], int]:
+        """Check ``draft`` against the target; commit the accepted prefix and one more token.
+
+        Returns the row's next pending tokens and how many drafted tokens to cut from the cache."""
+        temperature = self.params[row.index].effective_temperature
+        generator = self.generators[row.index]
+        n_text, token_bytes = self.vocab.n_tokens, self.token_bytes
+        for j, d in enumerate(draft):
+            target = self._masked(row, logits[first + j])
+            accepted, t = accept_or_resample(target, d, temperature, generator)
+            jumped = self._commit(row, t, token_bytes, n_text)
+            if not accepted:
+                return [t, *jumped], len(draft) - j
+            row.stats.accepted_draft_tokens += 1
+            if row.finish is not None or jumped:
+                return jumped, len(draft) - j - 1
+        t = choose(self._masked(row, logits[first + len(draft)]), temperature, generator)
+        return [t, *self._commit(row, t, token_bytes, n_text)], 0
+
+    def _masked(self, row: _Row, logits: torch.Tensor) -> torch.Tensor:
+        """One position's logits with padding ids and what the row's constraint forbids at -inf."""
+        out = logits[None].clone()
+        check_logits(out)
+        forbid_padding_ids(out, self.vocab.n_tokens)
+        if row.matcher is not None:
+            self.batch.masks.apply(out, [0], [row.matcher])  # type: ignore[union-attr]
+        return out[0]
 
     @torch.inference_mode()
     def _feed(self, step: _Step) -> None:
@@ -525,6 +660,33 @@ def _hypothesis_completion(h: Hypothesis, vocab: fsm.Vocabulary, eos: frozenset[
 
 
 # -- helpers -----------------------------------------------------------------------------------------
+
+
+def _check_speculative_sampling(params: Sequence[SamplingParams]) -> None:
+    """Speculative sampling keeps the target distribution for temperature sampling only."""
+    default = SamplingParams()
+    for r, p in enumerate(params):
+        others = [
+            f.name
+            for f in dataclasses.fields(p)
+            if f.name != "temperature" and getattr(p, f.name) != getattr(default, f.name)
+        ]
+        if others:
+            raise ValueError(f"draft= supports greedy and temperature sampling only; row {r} sets {others}")
+
+
+def _row_generator(seed: int | None) -> torch.Generator:
+    g = torch.Generator()
+    g.manual_seed(int(seed) if seed is not None else int(torch.randint(0, 2**62, (1,))))
+    return g
+
+
+def _until_eos(tokens: list[int], eos: frozenset[int]) -> list[int]:
+    """``tokens`` up to and including the first EOS (nothing is generated after one)."""
+    for i, t in enumerate(tokens):
+        if t in eos:
+            return tokens[: i + 1]
+    return tokens
 
 
 def _is_batch(prompts: object) -> bool:
