@@ -42,6 +42,7 @@ from .logits_processor import LogitsProcessor
 from .models import Model, load
 from .sampling import InvalidLogitsError, SamplingError
 from .sources import LogitsSource, Session
+from .watermark import Watermark, WatermarkScore, detect_watermark
 
 __all__ = [
     "Choice",
@@ -68,6 +69,9 @@ __all__ = [
     "Session",
     "Truncated",
     "VocabularyMismatch",
+    "Watermark",
+    "WatermarkScore",
+    "detect_watermark",
     "function",
     "generate",
     "load",

@@ -29,6 +29,7 @@ from .masks import MaskBuffer, forbid_padding_ids
 from .sampling import Sampler, SamplingParams, check_logits, sampling_params, seed_list
 from .sources import LogitsSource, Session
 from .speculative import SpeculativeOptions, accept_or_resample, choose, prompt_lookup
+from .watermark import Watermark, context_tail
 
 if TYPE_CHECKING:
     pass
@@ -63,7 +64,9 @@ class Completion:
     special tokens, cut before a stop string; ``finish_reason`` is "eos", "constraint" (the matcher
     allows nothing more), "stop" or "length". ``stats``: what it cost (`DecodeStats`). With beam search,
     ``score`` is the length-penalized log-probability and ``beams`` the ``num_return_sequences`` best
-    hypotheses, best first (this completion is ``beams[0]``).
+    hypotheses, best first (this completion is ``beams[0]``). ``logprob``: the sum of the sampled
+    tokens' log-probabilities under the masked model distribution (before temperature and truncation;
+    jump-forward tokens, which the constraint forced, count zero).
 
     >>> Completion("hi", [6124], "eos").finish_reason
     'eos'
@@ -76,6 +79,7 @@ class Completion:
     stats: DecodeStats = field(default_factory=DecodeStats, compare=False)
     score: float | None = field(default=None, compare=False)
     beams: list[Completion] = field(default_factory=list, compare=False)
+    logprob: float = field(default=0.0, compare=False)
 
 
 @dataclass(eq=False)
@@ -89,6 +93,7 @@ class _Row:
     text_end: int | None = None  # byte offset where a stop string starts
     streamed: int = 0  # bytes already yielded by `stream`
     stats: DecodeStats = field(default_factory=DecodeStats)
+    logprob: float = 0.0
 
 
 _PARAMETERS_DOC = """
@@ -108,7 +113,9 @@ _PARAMETERS_DOC = """
     is the same as without, sampled output has the same distribution (temperature only; `DecodeStats`
     counts forward passes and accepted draft tokens). ``sampling``: temperature, top_k, top_p, min_p, typical_p,
     mirostat_tau, mirostat_eta, repetition_penalty, frequency_penalty, presence_penalty, logit_bias —
-    each a scalar or a per-prompt list (see `guide.sampling`).
+    each a scalar or a per-prompt list (see `guide.sampling`). ``watermark``: a `guide.Watermark`
+    whose green-list bias is added to every row's masked logits (detect with `guide.detect_watermark`;
+    not with beam search or draft= yet).
 """
 
 
@@ -126,6 +133,7 @@ def stream(
     num_return_sequences: int = 1,
     draft: str | None = None,
     num_draft_tokens: int = 8,
+    watermark: Watermark | None = None,
     **sampling: Any,
 ) -> Generator[str | tuple[int, str], None, list[Completion]]:
     """Generate from a `LogitsSource`, yielding text as it is produced; `generate` runs this to the end.
@@ -138,6 +146,10 @@ def stream(
     ', there was a little girl named Lily...'
     """
     batch = _is_batch(prompts)
+    if watermark is not None and (num_beams > 1 or num_return_sequences > 1 or draft is not None):
+        raise ValueError(
+            "watermark= works with sampling and greedy decoding, not yet with beam search or draft="
+        )
     if num_beams > 1 or num_return_sequences > 1:
         beams = BeamOptions(num_beams, length_penalty, early_stopping, num_return_sequences)
         done = _beam_completions(
@@ -157,6 +169,7 @@ def stream(
         jump_forward,
         sampling,
         SpeculativeOptions(draft, num_draft_tokens) if draft is not None else None,
+        watermark,
     )
     hold = max((len(s) for s in runner.stops), default=1) - 1
     for touched in runner.steps():
@@ -181,6 +194,7 @@ def generate(
     num_return_sequences: int = 1,
     draft: str | None = None,
     num_draft_tokens: int = 8,
+    watermark: Watermark | None = None,
     **sampling: Any,
 ) -> list[Completion]:
     """Generate one `Completion` per prompt from a `LogitsSource` (a `guide.Model` or a guidance combination).
@@ -206,6 +220,7 @@ def generate(
         num_return_sequences,
         draft,
         num_draft_tokens,
+        watermark,
         **sampling,
     )
     while True:
@@ -256,8 +271,10 @@ class _Runner:
         jump_forward: bool,
         sampling: dict[str, Any],
         speculative: SpeculativeOptions | None = None,
+        watermark: Watermark | None = None,
     ):
         self.source = source
+        self.watermark = watermark
         self.speculative = speculative
         self.vocab = source.vocabulary
         n = len(prompts)
@@ -326,8 +343,8 @@ class _Runner:
             seeds=[self.seeds[r.index] for r in active],
             prompts=[self.prompt_ids[r.index] for r in active],
         )
-        session, logits = self.source.prefill(
-            [self.prompt_ids[r.index] + starts.get(r.index, []) for r in active]
+        session, logits = _prefill(
+            self.source, [self.prompt_ids[r.index] + starts.get(r.index, []) for r in active]
         )
         if starts:
             fed = [starts.get(r.index, []) for r in active]
@@ -356,10 +373,18 @@ class _Runner:
             batch.masks.apply(logits, constrained, [active[i].matcher for i in constrained])
         if batch.rescore is not None:  # a guidance truncation that must see the mask (see guide.sources)
             logits = batch.rescore(logits)
+        if self.watermark is not None:  # green-list bias on the masked logits, seeded per row
+            width = self.watermark.context_width
+            contexts = [context_tail(self.prompt_ids[r.index], r.ids, width) for r in active]
+            logits = self.watermark.apply(logits, contexts)
+        # taken before the sampler, which scales and truncates the logits in place
+        log_probs = torch.log_softmax(logits, dim=-1)
         tokens = batch.sampler(logits)
         sampled = tokens.tolist()
+        chosen = log_probs.gather(1, tokens[:, None].to(log_probs.device))[:, 0].tolist()
         feeds: list[list[int]] | None = None
         for i, (row, t) in enumerate(zip(active, sampled, strict=True)):
+            row.logprob += chosen[i]
             jumped = self._commit(row, t, token_bytes, n_text)
             if jumped:
                 if feeds is None:
@@ -602,7 +627,7 @@ class _Runner:
         for r in self.rows:
             data = bytes(r.data if r.text_end is None else r.data[: r.text_end])
             text = data.decode("utf-8", errors="replace")
-            out.append(Completion(text, list(r.ids), r.finish or "length", r.stats))
+            out.append(Completion(text, list(r.ids), r.finish or "length", r.stats, logprob=r.logprob))
         return out
 
 
@@ -767,6 +792,16 @@ def _as_index(c: Constraint, vocab: fsm.Vocabulary) -> CompiledConstraint:
             )
         return c
     return fsm.compile(c, vocab)
+
+
+def _prefill(source: LogitsSource, prompts: list[list[int]]) -> tuple[Session, torch.Tensor]:
+    """Open the batch; n copies of one prompt (candidates, self-consistency) are prefilled once."""
+    if len(prompts) == 1 or any(p != prompts[0] for p in prompts):
+        return source.prefill(prompts)
+    session, logits = source.prefill(prompts[:1])
+    # selecting row 0 n times copies its KV cache into n rows, as dropping rows selects the rest
+    session.keep(torch.zeros(len(prompts), dtype=torch.long))
+    return session, logits.expand(len(prompts), -1).clone()
 
 
 def _pad(rows: list[list[int]], width: int) -> tuple[torch.Tensor, torch.Tensor]:
