@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import fsm
 
+from .candidates import Candidate, Utility, rank_candidates
 from .generate import Completion, generate, stream
 from .output_types import OutputType, describe
 from .output_types import output_type as to_output_type
@@ -43,6 +44,7 @@ _LOOP_OPTIONS = (
     "num_beams",
     "length_penalty",
     "early_stopping",
+    "watermark",
 )
 _PROMPT_OPTIONS = ("raw", "system")
 OPTIONS = frozenset(
@@ -258,6 +260,46 @@ class Generator:
         self.last = result
         if result.error is not None:
             raise result.error
+
+    def candidates(
+        self,
+        prompt: Prompt,
+        n: int = 8,
+        *,
+        temperature: float = 1.0,
+        seed: int | None = None,
+        rank: str = "logprob",
+        utility: Utility | None = None,
+        **overrides: Any,
+    ) -> list[Candidate]:
+        """Sample ``n`` outputs for one prompt (prefilled once) and return the valid ones, best first.
+
+        ``rank``: "logprob" (the constrained model's log-probability), "mbr" (minimum Bayes risk: mean
+        ``utility`` against the other candidates; the default agrees field by field, see
+        `guide.candidates`) or "vote" (self-consistency: the share of candidates with the same value).
+        ``gen.last`` holds all n `Result`s; when none is valid the first error is raised.
+
+        >>> gen = Generator(model, Person)                                         # doctest: +SKIP
+        >>> best = gen.candidates("Ada, 36", n=8, rank="mbr", seed=0)[0]           # doctest: +SKIP
+        >>> best.value, best.score                                                 # doctest: +SKIP
+        (Person(name='Ada', age=36), 0.93)
+        """
+        if not isinstance(n, int) or n < 1:
+            raise ValueError(f"n must be an int >= 1, got {n!r}")
+        rank_candidates([], rank, utility)  # a bad rank or utility fails before generating
+        options = self._options({**overrides, "temperature": temperature, "seed": seed})
+        sent = self._format(prompt, options)
+        done = generate(self.source, [sent] * n, self.index, **_loop_args(options))
+        results = [self._result(c, sent, options["max_new_tokens"]) for c in done]
+        self.last = results
+        valid = [
+            Candidate(r.value, r.text, c.logprob, c.logprob, list(c.token_ids))
+            for r, c in zip(results, done, strict=True)
+            if r.error is None
+        ]
+        if not valid:
+            raise results[0].error
+        return rank_candidates(valid, rank, utility)
 
     # -- helpers --------------------------------------------------------------------------------------
     def _options(self, overrides: dict[str, Any]) -> dict[str, Any]:
