@@ -27,6 +27,9 @@ class NeedsGrammar(Exception):
         self.pointer = pointer
 
 
+DRAFTS = (3, 4, 6, 7, 2019, 2020)
+
+
 def draft_of(schema: Any) -> int:
     """The draft ``$schema`` names (3, 4, 6, 7, 2019, 2020), 2020 when it names none."""
     uri = schema.get("$schema", "") if isinstance(schema, dict) else ""
@@ -36,6 +39,20 @@ def draft_of(schema: Any) -> int:
         if tag in uri:
             return d
     return 2020
+
+
+def schema_id(s: dict, draft: int) -> Any:
+    """The identifier of ``s`` in ``draft`` (``id`` up to draft 4, ``$id`` after), None when it has none;
+    in drafts up to 7 a ``$ref`` makes its siblings be ignored, an identifier included.
+
+    >>> schema_id({"$id": "http://x/", "$ref": "#/a"}, 7) is None, schema_id({"$id": "http://x/"}, 7)
+    (True, 'http://x/')
+    >>> schema_id({"id": "http://x/"}, 4), schema_id({"id": "http://x/"}, 2020)
+    ('http://x/', None)
+    """
+    if draft <= 7 and "$ref" in s:
+        return None
+    return s.get("id") if draft <= 4 else s.get("$id")
 
 
 def _ptr_unescape(part: str) -> str:
@@ -51,7 +68,7 @@ class Refs:
         self.anchors: dict[str, tuple[Any, str, str]] = {}
         root_base = ROOT_URI
         if isinstance(root, dict):
-            rid = root.get("$id", root.get("id") if self.draft <= 4 else None)
+            rid = schema_id(root, draft)
             if isinstance(rid, str) and not rid.startswith("#"):
                 root_base = urljoin(ROOT_URI, rid) if ":" not in rid else rid
                 root_base = urldefrag(root_base)[0]
@@ -67,14 +84,14 @@ class Refs:
             return
         if not isinstance(s, dict):
             return
-        sid = s.get("$id", s.get("id") if self.draft <= 4 else None)
+        sid = schema_id(s, self.draft)
         if isinstance(sid, str):
             if sid.startswith("#") and self.draft <= 7:
                 self.anchors[urljoin(base, sid)] = (s, ptr, base)
             else:
                 base = urldefrag(urljoin(base, sid))[0]
                 self.resources.setdefault(base, (s, ptr))
-        for key in ("$anchor", "$dynamicAnchor"):
+        for key in ("$anchor", "$dynamicAnchor") if self.draft >= 2019 else ():
             a = s.get(key)
             if isinstance(a, str):
                 self.anchors.setdefault(base + "#" + a, (s, ptr, base))
@@ -119,7 +136,7 @@ class Refs:
             ptr += "/" + part
         base = url
         if isinstance(node, dict):
-            sid = node.get("$id", node.get("id") if self.draft <= 4 else None)
+            sid = schema_id(node, self.draft)
             if isinstance(sid, str) and not sid.startswith("#"):
                 base = urldefrag(urljoin(base, sid))[0]
         return Loc(node, ptr, base), url + "#" + frag

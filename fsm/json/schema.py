@@ -39,7 +39,7 @@ from ..limits import DEFAULT_LIMITS, Limits
 from ..vocabulary import Vocabulary
 from .context import Loc
 from .lark_writer import to_lark
-from .refs import NeedsGrammar
+from .refs import DRAFTS, NeedsGrammar, draft_of
 from .strategy import compile_index
 from .translator import Mode, Translator
 
@@ -81,8 +81,13 @@ class JsonSchema:
         max_string_length: int | None = None,
         oneof: str = "exact",
         any_value_depth: int | None = None,
+        draft: int | None = None,
     ):
         self.schema = _load(schema)
+        if draft is not None and draft not in DRAFTS:
+            raise SchemaError(f"draft must be one of {', '.join(map(str, DRAFTS))}, got {draft!r}")
+        # the draft decides which keywords exist and how $ref treats its siblings
+        self.draft = draft if draft is not None else draft_of(self.schema)
         if whitespace == "compact":
             self.indent = None
         elif whitespace == "pretty":
@@ -123,6 +128,7 @@ class JsonSchema:
                 self.max_string_length,
                 self.oneof,
                 self.any_value_depth,
+                self.draft,
             ],
             sort_keys=True,
             separators=(",", ":"),

@@ -47,11 +47,20 @@ from .negation import NO_NEGATION, negate, negation
 from .numbers import number_language
 from .objects import object_language
 from .one_of import check_exclusive
-from .refs import Expansion, NeedsGrammar, Refs, draft_of
+from .refs import Expansion, NeedsGrammar, Refs, schema_id
 from .strings import string_language
 from .values import LiteralCheck, canon, literal_values
 
 _DEPENDENCY_KW = ("dependentRequired", "dependentSchemas", "dependencies")
+
+
+def dependency_keywords(draft: int) -> tuple[str, ...]:
+    """The object-dependency keywords of ``draft``: ``dependencies`` up to draft 7, then its two halves.
+
+    >>> dependency_keywords(7), dependency_keywords(2020)
+    (('dependencies',), ('dependentRequired', 'dependentSchemas'))
+    """
+    return _DEPENDENCY_KW[2:] if draft <= 7 else _DEPENDENCY_KW[:2]
 
 
 class Mode(Enum):
@@ -69,7 +78,7 @@ class Translator:
         self.root = root
         self.opts = opts
         self.mode = mode
-        self.draft = draft_of(root)
+        self.draft = opts.draft
         self.layout = Layout(opts.indent)
         self.ignored: list[str] = []
         self.limits = limits
@@ -242,7 +251,7 @@ class Translator:
             raise SchemaError(
                 f"the schema at {loc.ptr or '/'} must be an object or a boolean, got {type(s).__name__}"
             )
-        sid = s.get("$id", s.get("id") if self.draft <= 4 else None)
+        sid = schema_id(s, self.draft)
         if isinstance(sid, str) and not sid.startswith("#") and loc.ptr:
             loc = Loc(s, loc.ptr, urldefrag(urljoin(loc.base, sid))[0])
         if "$ref" in s:
@@ -291,7 +300,7 @@ class Translator:
         s = loc.schema
         deps = [
             (kw, name, dep)
-            for kw in _DEPENDENCY_KW
+            for kw in dependency_keywords(self.draft)
             if kw in s and isinstance(s[kw], dict)
             for name, dep in s[kw].items()
         ]

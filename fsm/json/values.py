@@ -176,13 +176,17 @@ class LiteralCheck:
         return hit[1]
 
     def validator(self):
-        """The ``jsonschema`` validator for the root schema's draft, with its format checker."""
+        """The ``jsonschema`` validator for the translation's draft, with its format checker."""
         if self._validator_cls is None:
             import jsonschema  # lazy: seconds to import with the format extras; most schemas never need it
 
-            cls = jsonschema.validators.validator_for(
-                self.root if isinstance(self.root, dict) else {}, default=jsonschema.Draft202012Validator
-            )
+            cls = {
+                3: jsonschema.Draft3Validator,
+                4: jsonschema.Draft4Validator,
+                6: jsonschema.Draft6Validator,
+                7: jsonschema.Draft7Validator,
+                2019: jsonschema.Draft201909Validator,
+            }.get(self.draft, jsonschema.Draft202012Validator)
             self._validator_cls = cls(
                 self.root if isinstance(self.root, (dict, bool)) else {}, format_checker=cls.FORMAT_CHECKER
             )

@@ -13,9 +13,19 @@ import jsonschema
 from fsm.index import Index
 from fsm.testing import valid_walks
 
+_VALIDATORS = {
+    4: jsonschema.Draft4Validator,
+    6: jsonschema.Draft6Validator,
+    7: jsonschema.Draft7Validator,
+    2019: jsonschema.Draft201909Validator,
+    2020: jsonschema.Draft202012Validator,
+}
 
-def validator(schema):
-    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+
+def validator(schema, draft: int | None = None):
+    """The validator of ``draft`` (default: the one ``$schema`` names, else 2020-12), formats checked."""
+    default = _VALIDATORS[draft or 2020]
+    cls = jsonschema.validators.validator_for(schema, default=default) if draft is None else default
     return cls(schema, format_checker=cls.FORMAT_CHECKER)
 
 

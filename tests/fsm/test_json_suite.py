@@ -1,4 +1,6 @@
-"""JSON-Schema-Test-Suite (draft 2020-12) and JSONSchemaBench through the real SmolLM2 vocabulary.
+"""JSON-Schema-Test-Suite (every draft the repo ships: 4, 6, 7, 2019-09, 2020-12) and JSONSchemaBench
+through the real SmolLM2 vocabulary. The suite's schemas mostly name no ``$schema``: each folder's
+draft is passed as ``JsonSchema(..., draft=)``.
 
 For every test group whose schema compiles: every invalid instance (compact ``json.dumps``) is
 rejected. Valid instances are accepted, except those that differ from what the constraint generates
@@ -35,15 +37,16 @@ from fsm.testing import accepts, random_walk
 
 from .json_helpers import compact, validator
 
-# Copies of the shared corpora (see tests/data/CORPORA-README.md): the official suite's draft2020-12
-# files, and the first two schemas of every JSONSchemaBench subset.
+# Copies of the shared corpora (see tests/data/CORPORA-README.md): the official suite's required
+# tests of each draft, and the first two schemas of every JSONSchemaBench subset.
 _DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data")
-SUITE = os.path.join(_DATA, "json-schema-test-suite", "draft2020-12")
+SUITE = os.path.join(_DATA, "json-schema-test-suite")
+DRAFTS = {4: "draft4", 6: "draft6", 7: "draft7", 2019: "draft2019-09", 2020: "draft2020-12"}
 BENCH = os.path.join(_DATA, "jsonschemabench")
 
 
-def _groups():
-    for path in sorted(glob.glob(os.path.join(SUITE, "*.json"))):
+def _groups(draft: int):
+    for path in sorted(glob.glob(os.path.join(SUITE, DRAFTS[draft], "*.json"))):
         with open(path) as f:
             for g in json.load(f):
                 yield os.path.basename(path), g
@@ -93,20 +96,25 @@ class _Compiled:
         return accepts(self.index, text, tokenizer)
 
 
+@pytest.fixture(scope="module", params=sorted(DRAFTS), ids=lambda d: f"draft{d}")
+def draft(request):
+    return request.param
+
+
 @pytest.fixture(scope="module")
-def compiled(vocab):
+def compiled(vocab, draft):
     out = []
     warnings.simplefilter("ignore")
-    for name, g in _groups():
+    for name, g in _groups(draft):
         try:
-            out.append((name, g, _Compiled(JsonSchema(g["schema"]), vocab)))
+            out.append((name, g, _Compiled(JsonSchema(g["schema"], draft=draft), vocab)))
         except SpecError:
             continue
     return out
 
 
-def test_most_groups_compile(compiled):
-    total = sum(1 for _ in _groups())
+def test_most_groups_compile(compiled, draft):
+    total = sum(1 for _ in _groups(draft))
     assert len(compiled) >= 0.5 * total, (len(compiled), total)
     assert sum(c.dfa is None for _, _, c in compiled) >= 10  # recursive / any-value groups via the grammar
 
@@ -125,11 +133,11 @@ def test_invalid_instances_rejected_valid_ones_accepted_or_explained(compiled, t
     assert not unexplained, unexplained
 
 
-def test_random_walks_are_valid_documents(compiled, vocab):
+def test_random_walks_are_valid_documents(compiled, draft):
     rnd = random.Random(7)
     walked = 0
     for name, g, c in compiled[::2]:
-        v = validator(g["schema"])
+        v = validator(g["schema"], draft)
         walk = random_walk(c.index, rnd, max_tokens=60, eos_bias=0.7)
         text, done = walk.text, walk.finished
         if not done:
