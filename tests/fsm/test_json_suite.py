@@ -144,7 +144,8 @@ def test_random_walks_are_valid_documents(compiled, draft):
             continue
         walked += 1
         assert v.is_valid(json.loads(text)), (name, g["description"], text)
-    assert walked > 50
+    # about a third of the walks end within 60 tokens: > 50 of draft 2020-12's 133, > 30 of draft 4's 66
+    assert walked > (50 if draft == 2020 else 30), walked
 
 
 def _bench_sample(per_subset: int):
