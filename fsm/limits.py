@@ -26,6 +26,10 @@ class Limits:
     # Positions of a regex once counted repeats are expanded; the character automaton is built by
     # interegular, which cannot be interrupted, so its input is bounded before it starts.
     max_regex_positions: int = 50_000
+    # Bytes the automata of one compile may hold, counted from the sizes of the states, edges,
+    # subsets and table rows as they are made (NFA, subset construction, lazy DFA expansions on
+    # first visits included); token rows and masks are bounded by max_index_bytes.
+    max_memory: int = 512 << 20
 
     def within(self, seconds: float) -> Limits:
         """The same budgets with ``seconds`` left (for a later phase of one compile).
@@ -36,6 +40,11 @@ class Limits:
         return replace(self, max_seconds=max(0.05, seconds))
 
     def deadline(self) -> Deadline:
+        """A running clock of ``max_seconds`` (one per compile, or per row computed on first visit).
+
+        >>> Limits(max_seconds=3).deadline().remaining() > 2.9
+        True
+        """
         return Deadline(time.monotonic() + self.max_seconds, self.max_seconds)
 
     def check_states(self, n: int, what: str) -> None:
@@ -46,6 +55,20 @@ class Limits:
                 "simplify the spec (fewer counted repeats or alternatives) or raise Limits.max_states",
                 budget="max_states",
                 limit=self.max_states,
+            )
+
+    def check_memory(self, nbytes: int, what: str) -> None:
+        """Raise `SpecTooComplex` when the automata built for ``what`` hold more than ``max_memory`` bytes.
+
+        >>> Limits(max_memory=100).check_memory(50, "regex 'a'")
+        """
+        if nbytes > self.max_memory:
+            raise SpecTooComplex(
+                f"{what}: its automata grew past {nbytes:,} bytes, over the budget "
+                f"max_memory={self.max_memory:,}; simplify the spec (nested counted repeats multiply) "
+                "or raise Limits.max_memory",
+                budget="max_memory",
+                limit=self.max_memory,
             )
 
 

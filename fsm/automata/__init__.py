@@ -15,6 +15,7 @@ Modules, bottom layer first (each imports only modules listed above it):
 - `nfa`: the Thompson NFA of a tree, and small character DFAs through it (`small_dfa`).
 - `build`: a tree's automaton under limits (`node_nfa`, `trimmed_nfa`, `node_to_dfa`).
 - `eliminate`: character DFA -> plain tree (state elimination); `regex_text`: tree -> regex text.
+- `estimate`: a tree's expanded size before anything is built (`expansion_size`, `check_expansion`).
 - `pushdown`: the pushdown automaton for recursive rules.
 
 May import only `fsm.errors`, `fsm.limits` and itself: the spec front ends (`fsm.regex`, `fsm.json`,
@@ -26,6 +27,7 @@ from .budget import Budget
 from .build import node_nfa, node_to_dfa
 from .byte_dfa import ByteDFA, codepoint_ranges_between, finish_dfa, utf8_sequences
 from .char_dfa import CharDFA, complement_dfa
+from .estimate import Expansion, check_expansion, expansion_size
 from .language import (
     EMPTY,
     NEVER,
@@ -84,6 +86,7 @@ __all__ = [
     "CharDFA",
     "Cls",
     "Enc",
+    "Expansion",
     "Flavor",
     "LazyByteDFA",
     "LeftRecursive",
@@ -100,12 +103,14 @@ __all__ = [
     "Untranslatable",
     "Val",
     "alt",
+    "check_expansion",
     "cls",
     "codepoint_ranges_between",
     "complement",
     "complement_dfa",
     "decimal_range",
     "divisible_integers",
+    "expansion_size",
     "finish_dfa",
     "fold",
     "integer_node",

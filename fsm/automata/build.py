@@ -8,7 +8,7 @@ overruns and empty languages into the schema errors; `node_nfa` hands its parts 
 from __future__ import annotations
 
 from ..errors import SchemaError, SchemaTooComplex, SpecTooComplex
-from ..limits import DEFAULT_LIMITS, Limits
+from ..limits import DEFAULT_LIMITS, Deadline, Limits
 from .budget import Budget
 from .byte_dfa import ByteDFA
 from .language import Node
@@ -33,7 +33,9 @@ def node_nfa(node: Node, limits: Limits | None = None):
     return nfa.trans, nfa.eps, start, final, limits, nfa.counters
 
 
-def trimmed_nfa(node: Node, limits: Limits, calls=None, rules: dict[str, Node] | None = None):
+def trimmed_nfa(
+    node: Node, limits: Limits, calls=None, rules: dict[str, Node] | None = None, budget: Budget | None = None
+):
     """``(nfa, start, final)``: ``node`` built (with ``rules`` as call targets when ``calls`` is
     given, see `pushdown`) and trimmed; budget overruns become `SchemaTooComplex`.
 
@@ -46,7 +48,7 @@ def trimmed_nfa(node: Node, limits: Limits, calls=None, rules: dict[str, Node] |
     2
     """
     try:
-        nfa = NFA(Budget(limits), counters=True, calls=calls)
+        nfa = NFA(budget or Budget(limits), counters=True, calls=calls)
         start = nfa.new()
         final = nfa.build(node, start)
         if calls is not None:
@@ -71,16 +73,27 @@ def trimmed_nfa(node: Node, limits: Limits, calls=None, rules: dict[str, Node] |
     return nfa, start, final
 
 
-def node_to_dfa(node: Node, limits: Limits | None = None) -> ByteDFA:
+def node_to_dfa(node: Node, limits: Limits | None = None, deadline: Deadline | None = None) -> ByteDFA:
     """Compile a tree to a byte DFA whose every state can still reach acceptance (fully expanded).
 
+    One budget for the whole construction: ``deadline`` (default: ``limits.max_seconds`` from now)
+    and ``limits.max_memory`` for everything it builds.
     Raises `SchemaError` when the language is empty and `SchemaTooComplex` over a budget.
 
     >>> from fsm.automata import alt, lit
     >>> node_to_dfa(alt(lit("yes"), lit("no"))).accepts(b"no")
     True
     """
-    return LazyByteDFA(*node_nfa(node, limits)).materialize()
+    limits = limits or DEFAULT_LIMITS
+    budget = Budget(limits, deadline)
+    nfa, start, final = trimmed_nfa(node, limits, budget=budget)
+    lazy = LazyByteDFA(nfa.trans, nfa.eps, start, final, limits, nfa.counters, budget=budget)
+    try:
+        return lazy.materialize()
+    except SchemaTooComplex:
+        raise
+    except SpecTooComplex as exc:
+        raise SchemaTooComplex(str(exc), budget=exc.budget, limit=exc.limit) from None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ partitions, then products and complements of those small automata, never of the 
 
 from __future__ import annotations
 
-from .budget import Budget
+from .budget import SET_MEMBER_BYTES, Budget
 from .ranges import ANY_CHAR, normalize_ranges, overlay, subtract
 
 Edge = tuple[int, int, int]  # (lo, hi, target)
@@ -100,6 +100,7 @@ def determinize(nfa, start: int, final: int, budget: Budget) -> CharDFA:
         if d is None:
             d = ids[S] = len(sets)
             sets.append(S)
+            budget.charge((len(S) + len(raw)) * SET_MEMBER_BYTES, "JSON schema automaton")
         raw_ids[raw] = d
         return d
 

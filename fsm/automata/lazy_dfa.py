@@ -23,11 +23,13 @@ from functools import lru_cache
 import numpy as np
 
 from ..errors import SchemaTooComplex
-from ..limits import DEFAULT_LIMITS, Limits
-from .budget import Budget
+from ..limits import DEFAULT_LIMITS, Deadline, Limits
+from .budget import EDGE_BYTES, NFA_STATE_BYTES, SET_MEMBER_BYTES, Budget
 from .byte_dfa import ByteDFA, equal_rows, merge_equal_states
 from .byte_dfa import utf8_sequences as _utf8_sequences
 from .ranges import overlay
+
+_WHAT = "the automaton"
 
 
 @lru_cache(maxsize=65536)
@@ -40,9 +42,23 @@ class LazyByteDFA:
     """Subset construction over a byte NFA, one state at a time."""
 
     def __init__(
-        self, trans, eps, start: int, final: int, limits: Limits | None = None, counters=None, calls=None
+        self,
+        trans,
+        eps,
+        start: int,
+        final: int,
+        limits: Limits | None = None,
+        counters=None,
+        calls=None,
+        budget: Budget | None = None,
     ):
         self.limits = limits or DEFAULT_LIMITS
+        # Memory of every expansion, for the DFA's whole life (expansions made on a row's first
+        # visit count too). Time: a given deadline (the compile's when ``budget`` is given, a row
+        # walk's through `use_deadline`), else a fresh ``max_seconds`` per outside call.
+        self.budget = budget or Budget(self.limits)
+        self._given: Deadline | None = budget.deadline if budget is not None else None
+        self._active = False
         self._counters = counters  # virtual (negative) NFA states of long counted repeats
         # rule calls (`pushdown.Calls`): ids from Calls.BASE up are (NFA state, stack) configurations
         self._calls = calls
@@ -77,6 +93,7 @@ class LazyByteDFA:
             self._btrans.append([(seq[0][0], seq[0][1], nxt)])
             self._eps.append([])
             self._chains[key] = q
+            self.budget.charge(NFA_STATE_BYTES + EDGE_BYTES, _WHAT)
         return q
 
     def _byte_edges(self, q: int) -> list[tuple[int, int, int]]:
@@ -100,6 +117,7 @@ class LazyByteDFA:
                 self._btrans[q] = out
             else:
                 self._vbtrans[q] = out
+            self.budget.charge(len(out) * EDGE_BYTES, _WHAT)
         return out
 
     def _eps_of(self, q: int) -> list[int]:
@@ -130,6 +148,7 @@ class LazyByteDFA:
                             seen.add(y)
                             stack.append(y)
                 r = frozenset(seen)
+                self.budget.charge(len(r) * SET_MEMBER_BYTES, _WHAT)
             self._closures[q] = r
         return r
 
@@ -152,6 +171,9 @@ class LazyByteDFA:
                     budget="max_states",
                     limit=self.limits.max_states,
                 )
+            # the closed set, the raw set that led to it (when another object) and their dict slots
+            held = len(s) + (len(raw) if raw is not s and len(raw) > 1 else 0)
+            self.budget.charge(held * SET_MEMBER_BYTES + 2 * EDGE_BYTES, _WHAT)
             self._ids[s] = d
             self._sets.append(s)
             if d >= len(self._accepting):
@@ -162,6 +184,8 @@ class LazyByteDFA:
 
     def _grow(self) -> None:
         cap = len(self._accepting) * 2
+        # the new rows, and the old table while it is copied
+        self.budget.charge((cap - len(self._accepting)) * (self.n_classes * 4 + 2), _WHAT)
         table = np.full((cap, self.n_classes), -1, dtype=np.int32)
         table[: len(self._table)] = self._table
         self._table = table
@@ -172,6 +196,9 @@ class LazyByteDFA:
         """Compute the transition row of DFA state ``d``."""
         if self._expanded[d]:
             return
+        self.budget.tick(len(self._sets), _WHAT)
+        if len(self._sets[d]) > 64:  # a big subset: one expansion alone takes a while
+            self.budget.deadline.check(_WHAT)
         ev = []
         for q in self._sets[d]:
             edges = self._byte_edges(q)
@@ -191,20 +218,54 @@ class LazyByteDFA:
         """Expand every state in ``rows`` (an int or an array of ints)."""
         if isinstance(rows, (int, np.integer)):
             if not self._expanded[rows]:
-                self.expand(int(rows))
+                started = self._begin()
+                try:
+                    self.expand(int(rows))
+                finally:
+                    self._active = self._active and not started
             return
         r = np.asarray(rows).ravel()
         todo = r[~self._expanded[r]]
         if len(todo):
-            for d in np.unique(todo).tolist():
-                self.expand(d)
+            started = self._begin()
+            try:
+                for d in np.unique(todo).tolist():
+                    self.expand(d)
+            finally:
+                self._active = self._active and not started
 
     def expand_all(self) -> None:
         """Expand every state, including those the expansions make."""
-        d = 0
-        while d < len(self._sets):
-            self.expand(d)
-            d += 1
+        started = self._begin()
+        try:
+            d = 0
+            while d < len(self._sets):
+                self.expand(d)
+                d += 1
+                if d & 63 == 0:
+                    self.budget.deadline.check(_WHAT)
+        finally:
+            self._active = self._active and not started
+
+    def _begin(self) -> bool:
+        """Start the clock of an outside call (True), unless one runs already (False)."""
+        if self._active:
+            return False
+        self._active = True
+        self.budget.deadline = self._given or self.limits.deadline()
+        return True
+
+    def use_deadline(self, deadline: Deadline | None) -> None:
+        """Check the expansions from now on against ``deadline`` (a compile's, or a row walk's);
+        None: a fresh ``limits.max_seconds`` for each outside call again.
+
+        >>> from fsm.automata import lit, node_nfa
+        >>> lazy = LazyByteDFA(*node_nfa(lit("a")))
+        >>> lazy.use_deadline(DEFAULT_LIMITS.deadline()); lazy.use_deadline(None)
+        """
+        self._given = deadline
+        if deadline is not None:
+            self.budget.deadline = deadline
 
     @property
     def n_states(self) -> int:
@@ -258,8 +319,9 @@ class LazyByteDFA:
         """Every state expanded, as a plain `ByteDFA` (identical rows merged, columns folded)."""
         self.expand_all()
         n = self.n_states
+        self.budget.charge(n * (self.n_classes * 4 + 1) * 2, _WHAT)  # the copy, and the merged one
         table, accepting, initial = merge_equal_states(
-            self._table[:n].copy(), self._accepting[:n].copy(), self.initial, Budget(self.limits)
+            self._table[:n].copy(), self._accepting[:n].copy(), self.initial, self.budget
         )
         groups = equal_rows(np.ascontiguousarray(table.T))
         cols = table[:, np.unique(groups, return_index=True)[1]]

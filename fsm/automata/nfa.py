@@ -19,7 +19,7 @@ from collections import defaultdict
 from ..limits import DEFAULT_LIMITS
 from .any_value import AnyValueBlock, scalar_nodes
 from .blocks import CounterBlock, Counters, ProductBlock
-from .budget import Budget
+from .budget import NFA_STATE_BYTES, Budget
 from .char_dfa import EMPTY_DFA, CharDFA, Edge, determinize, minus_words, product, trim_dfa
 from .escapes import MUST_ESCAPE, add_any_escape, encoded_char
 from .language import (
@@ -73,6 +73,7 @@ class NFA:
         n = len(self.trans)
         if n & 255 == 0:
             self.budget.tick(n, "JSON schema automaton")
+            self.budget.charge(256 * NFA_STATE_BYTES, "JSON schema automaton")
         return n - 1
 
     # -- Thompson construction ------------------------------------------------------------------
@@ -149,6 +150,7 @@ class NFA:
         self.trans[s].append((ord(text[0]), ord(text[0]), n0))
         if (n0 >> 8) != ((n0 + k) >> 8):
             self.budget.tick(n0 + k, "JSON schema automaton")
+            self.budget.charge(k * NFA_STATE_BYTES, "JSON schema automaton")
         return n0 + k - 1
 
     def _rep(self, node: Rep, s: int, enc: bool, full: bool) -> int:

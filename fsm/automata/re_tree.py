@@ -248,11 +248,12 @@ class Translator:
 _ASCII_TRANSLATOR = Translator(Flavor.ASCII)
 
 
-def regex_node(pattern: str) -> Node:
-    """The full-match language of ``pattern`` under ``re.ASCII`` (raises `Untranslatable` for exotic syntax).
+def regex_node(pattern: str, parsed=None) -> Node:
+    """The full-match language of ``pattern`` under ``re.ASCII`` (raises `Untranslatable` for exotic
+    syntax); ``parsed``: its `parse` tree when the caller has it already (parsing is the slow part).
 
     >>> from fsm.automata import to_regex
     >>> to_regex(regex_node(r"(?i)ab"))
     '[Aa][Bb]'
     """
-    return _ASCII_TRANSLATOR.translate(parse(pattern))
+    return _ASCII_TRANSLATOR.translate(parse(pattern) if parsed is None else parsed)

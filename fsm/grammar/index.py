@@ -86,7 +86,9 @@ class GrammarIndex:
             with self._lock:
                 r = self._rows.get(q)
                 if r is None:
-                    r = walk_row(self.tables, self.vocabulary.trie, self.vocabulary.size, q)
+                    r = walk_row(
+                        self.tables, self.vocabulary.trie, self.vocabulary.size, q, self.limits.deadline()
+                    )
                     self._rows[q] = r
                     self._row_bytes += r.nbytes
                     if self._row_bytes > self.limits.max_index_bytes:

@@ -18,7 +18,11 @@ import time
 from ..errors import GrammarError, SpecTooComplex
 from .lark import LarkGrammar, load_lark
 
-_FORK_LINES = 300  # grammars with more lines build their LALR table in a child process, under a deadline
+# Grammars this small build their LALR table in-process (a fork costs more than lark does on them);
+# bigger ones, by lines or by size (one long line can hold many rules), build it in a forked child
+# under the deadline.
+_FORK_LINES = 300
+_FORK_CHARS = 4_000
 
 
 def load_lark_bounded(text: str, start: str = "start", seconds: float | None = None) -> LarkGrammar:
@@ -27,7 +31,8 @@ def load_lark_bounded(text: str, start: str = "start", seconds: float | None = N
     >>> load_lark_bounded('start: "a"', seconds=5).table.start_state >= 0
     True
     """
-    if seconds is None or text.count("\n") < _FORK_LINES or not hasattr(os, "fork"):
+    small = text.count("\n") < _FORK_LINES and len(text) < _FORK_CHARS
+    if seconds is None or small or not hasattr(os, "fork"):
         return load_lark(text, start)
     r, w = os.pipe()
     pid = os.fork()

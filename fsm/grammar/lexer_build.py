@@ -75,8 +75,8 @@ def build_lexer(
     deadline = limits.deadline()
     dfas: list[ByteDFA] = []
     for t in grammar.terminals:
-        dfas.append(terminal_dfa(t, limits))
-    deadline.check("grammar terminals")
+        dfas.append(terminal_dfa(t, limits, deadline))
+        deadline.check(f"grammar terminal {t.name}")
     product = _Product(grammar, dfas, token_bytes, limits)
     product.explore(deadline)
     product.check_ignore_overlap()

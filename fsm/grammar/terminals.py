@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import random
 import re
-from collections import deque
-from functools import lru_cache
+import threading
+from collections import OrderedDict, deque
+from dataclasses import replace
 
 import numpy as np
 
 from ..automata import ByteDFA
 from ..errors import GrammarError, RegexError, SpecTooComplex
-from ..limits import Limits
+from ..limits import Deadline, Limits
 from ..regex import regex_to_dfa
 from .lark import Terminal
 
@@ -26,18 +27,21 @@ SENSITIVE[0x80:] = True
 SENSITIVE[0x1C:0x20] = True  # Python's Unicode \s includes the ASCII separators 0x1c..0x1f
 
 
-def terminal_dfa(term: Terminal, limits: Limits) -> ByteDFA:
+def terminal_dfa(term: Terminal, limits: Limits, deadline: Deadline | None = None) -> ByteDFA:
     """Byte DFA of one terminal; lazy terminals keep only their shortest matches (what Python takes).
 
     Checked against Python's ``re`` on sampled texts (see `_probe_python_agrees`); cached by pattern.
+    Built within ``deadline`` (the lexer's; default ``limits.max_seconds`` from now).
     """
     where = f" (line {term.line})" if term.line else ""
     if term.is_string and term.value and term.flags <= {"i"} and (term.value.isascii() or not term.flags):
         return literal_dfa(term.value, ignore_case="i" in term.flags)
     try:
-        dfa, problem = _checked_dfa(term.dfa_regexp, term.regexp, term.lazy, term.unicode_sensitive, limits)
-    except SpecTooComplex:
-        raise
+        dfa, problem = _cached_check(term, limits, deadline or limits.deadline())
+    except SpecTooComplex as exc:
+        raise SpecTooComplex(
+            f"terminal {term.name}{where}: {exc}", budget=exc.budget, limit=exc.limit
+        ) from None
     except RegexError as exc:
         raise GrammarError(f"terminal {term.name}{where} cannot be enforced: {exc}") from None
     if problem:
@@ -69,9 +73,33 @@ def literal_dfa(value: str, ignore_case: bool = False) -> ByteDFA:
     return ByteDFA(table, byte_class, 0, accepting)
 
 
-@lru_cache(maxsize=512)
-def _checked_dfa(dfa_regexp: str, regexp: str, lazy: bool, sensitive: bool, limits: Limits):
-    dfa = regex_to_dfa(dfa_regexp, limits)
+# Checked terminal DFAs by pattern and budgets (the deadline is not part of the key: a terminal
+# that was built once is reused whatever time is left).
+_CACHE_SIZE = 512
+_cache: OrderedDict[tuple, tuple[ByteDFA, str | None]] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def _cached_check(term: Terminal, limits: Limits, deadline: Deadline) -> tuple[ByteDFA, str | None]:
+    """`_checked_dfa` through the cache (keyed by pattern and budgets, not by the time left)."""
+    key = (term.dfa_regexp, term.regexp, term.lazy, term.unicode_sensitive, replace(limits, max_seconds=0.0))
+    with _cache_lock:
+        hit = _cache.get(key)
+        if hit is not None:
+            _cache.move_to_end(key)
+            return hit
+    hit = _checked_dfa(*key[:4], limits, deadline)
+    with _cache_lock:
+        _cache[key] = hit
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return hit
+
+
+def _checked_dfa(
+    dfa_regexp: str, regexp: str, lazy: bool, sensitive: bool, limits: Limits, deadline: Deadline
+):
+    dfa = regex_to_dfa(dfa_regexp, limits, deadline)
     if lazy:
         table = dfa.table.copy()
         table[dfa.accepting] = -1

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..index import pack_bitmask
+from ..limits import Deadline
 from ..vocabulary import TokenTrie
 from .lexer import KILL
 from .tables import LexerTables
@@ -60,8 +61,11 @@ class LexRow:
         return n + (0 if self.need is None else self.need.nbytes)
 
 
-def walk_row(tables: LexerTables, trie: TokenTrie, vocab_size: int, q0: int) -> LexRow:
-    """Classify every token from lexer state ``q0`` in one vectorized walk of the vocabulary trie.
+def walk_row(
+    tables: LexerTables, trie: TokenTrie, vocab_size: int, q0: int, deadline: Deadline | None = None
+) -> LexRow:
+    """Classify every token from lexer state ``q0`` in one vectorized walk of the vocabulary trie
+    (``deadline`` checked once per trie level).
 
     >>> from fsm import Grammar, Vocabulary
     >>> v = Vocabulary([b"(", b")", b"()", b"x", None], eos_token_ids=[4])
@@ -71,13 +75,15 @@ def walk_row(tables: LexerTables, trie: TokenTrie, vocab_size: int, q0: int) -> 
     2
     """
     ws = WalkStates(tables, q0)
-    toks, wids = _walk_trie(tables, trie, ws)
+    toks, wids = _walk_trie(tables, trie, ws, deadline)
     ws_key, ws_need = ws.keys_and_needs()
     keys, needs = ws_key[wids], ws_need[wids]
     return _group(tables, ws, toks, keys, needs if tables.ign_alive[q0] else None, vocab_size)
 
 
-def _walk_trie(tables: LexerTables, trie: TokenTrie, ws: WalkStates) -> tuple[np.ndarray, np.ndarray]:
+def _walk_trie(
+    tables: LexerTables, trie: TokenTrie, ws: WalkStates, deadline: Deadline | None
+) -> tuple[np.ndarray, np.ndarray]:
     """(token, walk state) for every token the lexer lets through (several per token on branches).
 
     Entries are (trie node, walk state); a walk state interns everything the rest of the walk
@@ -92,6 +98,8 @@ def _walk_trie(tables: LexerTables, trie: TokenTrie, ws: WalkStates) -> tuple[np
     wid = np.zeros(1, dtype=np.int64)
     out_tok, out_ws = [], []
     while len(node):
+        if deadline is not None:
+            deadline.check("the grammar row's token walk")
         cnt = child_count[node]
         total = int(cnt.sum())
         if total == 0:

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..automata import ByteDFA
 from ..errors import SpecError
-from ..limits import Limits
+from ..limits import Deadline, Limits
 from ..vocabulary import TokenTrie, Vocabulary
 from .rows import FINISHED, Row, RowIndex
 from .token_walk import class_trie, walk_tokens
@@ -29,47 +29,67 @@ class DfaIndex(RowIndex):
     [0, 2]
     """
 
-    def __init__(self, dfa: ByteDFA, vocab: Vocabulary, fingerprint: str = "", limits: Limits | None = None):
+    def __init__(
+        self,
+        dfa: ByteDFA,
+        vocab: Vocabulary,
+        fingerprint: str = "",
+        limits: Limits | None = None,
+        deadline: Deadline | None = None,
+    ):
+        """``deadline``: the compile's, for the work done here (default: ``limits.max_seconds`` from now)."""
         super().__init__(dfa, vocab, fingerprint, limits, n_classes=dfa.table.shape[1])
         self._class_trie: TokenTrie | None = None
-        if not self._all_states_reach_accept_by_single_bytes():
+        deadline = deadline or self.limits.deadline()
+        if not self._all_states_reach_accept_by_single_bytes(deadline):
             # Some state needs a byte that is no token on its own: prune by token-level liveness.
-            self.build_all()
-            self._prune_token_dead()
+            self.build_all(deadline)
+            self._prune_token_dead(deadline)
 
-    def walk(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        return walk_tokens(self.dfa, states, self.trie, labels_are_classes=True)
+    def walk(self, states: np.ndarray, deadline: Deadline) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return walk_tokens(self.dfa, states, self.trie, labels_are_classes=True, deadline=deadline)
 
     @property
     def n_states(self) -> int:
         return self.dfa.n_states
 
-    def build_all(self) -> DfaIndex:
-        """Compute every row now (ahead-of-time use); returns self."""
+    def build_all(self, deadline: Deadline | None = None) -> DfaIndex:
+        """Compute every row now (ahead-of-time use), within ``deadline`` (default:
+        ``limits.max_seconds`` from now); returns self."""
         with self._lock:
-            self.fill_rows(self.missing_rows(), what=f"building index {self.fingerprint[:40]}")
+            self.fill_rows(self.missing_rows(), deadline)
         return self
 
-    def _all_states_reach_accept_by_single_bytes(self) -> bool:
+    def _all_states_reach_accept_by_single_bytes(self, deadline: Deadline) -> bool:
         singles = self.vocabulary.single_bytes
         # Only the classes the DFA distinguishes matter: a class is usable if one of its bytes is a token.
         usable = np.zeros(self.dfa.table.shape[1], dtype=bool)
         usable[self.dfa.byte_class[singles]] = True
         full = self.dfa.table[:, usable]
+        # backward search from the accepting states over the reversed usable edges: linear, where
+        # a fixpoint of whole-table passes costs one pass per state of a long chain (a{1,10000})
+        src, col = np.nonzero(full >= 0)
+        dst = full[src, col]
+        order = np.argsort(dst, kind="stable")
+        src, dst = src[order], dst[order]
+        starts = np.searchsorted(dst, np.arange(self.dfa.n_states + 1))
         live = self.dfa.accepting.copy()
-        while True:
-            nxt = full >= 0
-            reach = (nxt & live[np.maximum(full, 0)]).any(axis=1) | live
-            if (reach == live).all():
-                break
-            live = reach
+        frontier = np.flatnonzero(live)
+        while len(frontier):
+            lo, cnt = starts[frontier], starts[frontier + 1] - starts[frontier]
+            at = np.repeat(lo - (np.cumsum(cnt) - cnt), cnt) + np.arange(int(cnt.sum()))
+            preds = np.unique(src[at])
+            frontier = preds[~live[preds]]
+            live[frontier] = True
+            deadline.check(f"index {self.fingerprint[:40]}: token-level liveness")
         return bool(live.all())
 
-    def _prune_token_dead(self) -> None:
+    def _prune_token_dead(self, deadline: Deadline) -> None:
         """Drop transitions into states from which no token sequence reaches acceptance."""
         n = self.dfa.n_states
         alive = np.ones(n, dtype=bool)
         while True:
+            deadline.check(f"index {self.fingerprint[:40]}: token-level pruning")
             changed = False
             for s, r in self._rows.items():
                 if not alive[s]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..automata import LazyByteDFA
-from ..limits import Limits
+from ..limits import Deadline, Limits
 from ..vocabulary import Vocabulary
 from .rows import RowIndex
 from .token_walk import walk_tokens
@@ -39,18 +39,28 @@ class LazyDfaIndex(RowIndex):
         """Lazy rows are exact when no state can need a byte the vocabulary only spells in longer tokens."""
         return lazy.spellable(np.nonzero(vocab.single_bytes)[0])
 
-    def walk(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        return walk_tokens(self.dfa, states, self.vocabulary.trie)
+    def walk(self, states: np.ndarray, deadline: Deadline) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        self.lazy.use_deadline(deadline)  # the DFA rows this walk expands count against it too
+        try:
+            return walk_tokens(self.dfa, states, self.vocabulary.trie, deadline=deadline)
+        finally:
+            self.lazy.use_deadline(None)
 
     @property
     def n_states(self) -> int:
         return self.lazy.n_states
 
-    def build_all(self) -> LazyDfaIndex:
-        """Expand the whole DFA and compute every row now; returns self."""
+    def build_all(self, deadline: Deadline | None = None) -> LazyDfaIndex:
+        """Expand the whole DFA and compute every row now, within ``deadline`` (default:
+        ``limits.max_seconds`` from now); returns self."""
+        deadline = deadline or self.limits.deadline()
         with self._lock:
-            self.lazy.expand_all()
-            self.fill_rows(self.missing_rows())
+            self.lazy.use_deadline(deadline)
+            try:
+                self.lazy.expand_all()
+            finally:
+                self.lazy.use_deadline(None)
+            self.fill_rows(self.missing_rows(), deadline)
         return self
 
     @property

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..automata import ByteDFA
 from ..errors import SpecTooComplex, TokenRejected
-from ..limits import DEFAULT_LIMITS, Limits
+from ..limits import DEFAULT_LIMITS, Deadline, Limits
 from ..vocabulary import Vocabulary
 from .bitmask import frozen_bitmask, pack_bitmask
 from .contract import Matcher
@@ -70,8 +70,9 @@ class RowIndex(ABC):
         self._nbytes = 0
 
     @abstractmethod
-    def walk(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """`walk_tokens` from ``states``: (source position, token, end state) triples."""
+    def walk(self, states: np.ndarray, deadline: Deadline) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """`walk_tokens` from ``states``: (source position, token, end state) triples; gives up with
+        `SpecTooComplex` past ``deadline``."""
 
     @property
     @abstractmethod
@@ -80,13 +81,14 @@ class RowIndex(ABC):
 
     # -- rows -------------------------------------------------------------------------------
     def row(self, state: int) -> Row:
-        """The row of ``state``, computed on first use."""
+        """The row of ``state``, computed on first use (within ``limits.max_seconds``)."""
         r = self._rows.get(state)
         if r is None:
             with self._lock:
                 r = self._rows.get(state)
                 if r is None:
-                    _, tok, end = self.walk(np.array([state]))
+                    _ = self.vocabulary.trie  # built once per vocabulary: not this row's time
+                    _, tok, end = self.walk(np.array([state]), self.limits.deadline())
                     r = self._make_row(state, tok, end)
                     self._rows[state] = r
         return r
@@ -139,24 +141,22 @@ class RowIndex(ABC):
                 r.packed = bm
         return bm
 
-    def fill_rows(self, states: np.ndarray, what: str | None = None) -> None:
-        """Compute the rows of ``states`` (none computed yet), a chunk of states per trie walk.
-
-        With ``what``, the limits' deadline is checked after each chunk (the error names ``what``).
-        """
-        deadline = self.limits.deadline() if what is not None and len(states) else None
+    def fill_rows(self, states: np.ndarray, deadline: Deadline | None = None) -> None:
+        """Compute the rows of ``states`` (none computed yet), a chunk of states per trie walk,
+        within ``deadline`` (default: ``limits.max_seconds`` from now)."""
+        _ = self.vocabulary.trie  # built once per vocabulary: not this build's time
+        deadline = deadline or self.limits.deadline()
         with self._lock:
             for lo in range(0, len(states), _CHUNK):
                 chunk = states[lo : lo + _CHUNK]
-                src, tok, end = self.walk(chunk)
+                src, tok, end = self.walk(chunk, deadline)
                 order = np.argsort(src, kind="stable")
                 src, tok, end = src[order], tok[order], end[order]
                 bounds = np.searchsorted(src, np.arange(len(chunk) + 1))
                 for i, s in enumerate(chunk.tolist()):
                     a, b = bounds[i], bounds[i + 1]
                     self._rows[s] = self._make_row(s, tok[a:b], end[a:b])
-                if deadline is not None:
-                    deadline.check(what)
+                deadline.check(f"building index {self.fingerprint[:40]}")
 
     def missing_rows(self) -> np.ndarray:
         """The states whose row is not computed yet, ascending."""

@@ -10,13 +10,20 @@ from __future__ import annotations
 import numpy as np
 
 from ..automata import ByteDFA
+from ..limits import Deadline
 from ..vocabulary import TokenTrie
 
 
 def walk_tokens(
-    dfa: ByteDFA, states: np.ndarray, trie: TokenTrie, labels_are_classes: bool = False
+    dfa: ByteDFA,
+    states: np.ndarray,
+    trie: TokenTrie,
+    labels_are_classes: bool = False,
+    deadline: Deadline | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """All (source, token, end state) triples: token's bytes read from ``states[source]`` stay live.
+
+    ``deadline`` is checked once per trie level (`SpecTooComplex` past it).
 
     >>> from fsm.vocabulary import Vocabulary
     >>> from fsm.regex import regex_to_dfa
@@ -42,6 +49,8 @@ def walk_tokens(
         offs = np.arange(total) - np.repeat(np.cumsum(cnt) - cnt, cnt)
         children = child_start[nodes][rep] + offs
         nxt = table[st[rep], node_cls[children]]
+        if deadline is not None:
+            deadline.check("the token walk of a row")
         keep = nxt >= 0
         nodes, st, src = children[keep], nxt[keep].astype(np.int64), src[rep][keep]
         tc = tok_count[nodes]

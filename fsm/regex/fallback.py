@@ -165,6 +165,7 @@ def interegular_dfa(pattern: str, limits: Limits) -> ByteDFA:
             fill(rows[sid[s]], items)
         if len(rows) > limits.max_states:
             limits.check_states(len(rows), f"regex {pattern[:60]!r}")
+        limits.check_memory(len(rows) * 1024, f"regex {pattern[:60]!r}")  # one int32 row of 256 bytes
         deadline.check(f"regex {pattern[:60]!r}")
 
     # Bytes between two consecutive range boundaries behave alike everywhere: fold them into classes

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from ..errors import RegexError
 from ..index import DfaIndex
-from ..limits import Limits
+from ..limits import DEFAULT_LIMITS, Limits
 from .compile import regex_to_dfa
 
 
@@ -37,10 +37,11 @@ class Regex:
         return self.pattern
 
     def build_index(self, vocab, limits: Limits | None = None) -> DfaIndex:
-        """The token index of the pattern's byte DFA over ``vocab``."""
-        return DfaIndex(
-            regex_to_dfa(self.pattern, limits), vocab, fingerprint=self.fingerprint, limits=limits
-        )
+        """The token index of the pattern's byte DFA over ``vocab`` (one deadline for both)."""
+        limits = limits or DEFAULT_LIMITS
+        deadline = limits.deadline()
+        dfa = regex_to_dfa(self.pattern, limits, deadline)
+        return DfaIndex(dfa, vocab, fingerprint=self.fingerprint, limits=limits, deadline=deadline)
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,8 @@ class Choice:
         return "choice:" + hashlib.sha256(self.to_regex().encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
     def build_index(self, vocab, limits: Limits | None = None) -> DfaIndex:
-        """The token index of the options' byte DFA over ``vocab``."""
-        return DfaIndex(
-            regex_to_dfa(self.to_regex(), limits), vocab, fingerprint=self.fingerprint, limits=limits
-        )
+        """The token index of the options' byte DFA over ``vocab`` (one deadline for both)."""
+        limits = limits or DEFAULT_LIMITS
+        deadline = limits.deadline()
+        dfa = regex_to_dfa(self.to_regex(), limits, deadline)
+        return DfaIndex(dfa, vocab, fingerprint=self.fingerprint, limits=limits, deadline=deadline)

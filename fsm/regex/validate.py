@@ -77,15 +77,27 @@ def _estimate(items, pattern: str) -> int:
     return total
 
 
-def validate(pattern: str, limits: Limits = DEFAULT_LIMITS, estimate_size: bool = False) -> None:
+def validate(pattern: str, limits: Limits = DEFAULT_LIMITS, estimate_size: bool = False):
     """Raise `RegexError` for what no finite automaton can honour (with its position), and with
-    ``estimate_size`` `SpecTooComplex` when the pattern's estimated size is over ``limits``.
+    ``estimate_size`` `SpecTooComplex` when the pattern's estimated size is over ``limits``; returns
+    Python's parse tree of the pattern.
+
+    Python's parser cannot be interrupted and takes about 10 µs a character: a pattern longer than
+    twice ``max_regex_positions`` characters is refused before it is parsed.
 
     >>> validate(r"(a)\\1")
     Traceback (most recent call last):
         ...
     fsm.errors.RegexError: regex '(a)\\\\1' uses a backreference at position 3, which is not supported (it needs backtracking semantics)
     """
+    if len(pattern) > 2 * limits.max_regex_positions:
+        raise SpecTooComplex(
+            f"regex {pattern[:80]!r}: its text is {len(pattern):,} characters, over twice the budget "
+            f"max_regex_positions={limits.max_regex_positions:,} (the parser reads it before anything "
+            "can be estimated); a long list of alternatives is better as fsm.Choice of fewer options",
+            budget="max_regex_positions",
+            limit=limits.max_regex_positions,
+        )
     try:
         parsed = parse_regex(pattern)
     except re.error as exc:
@@ -128,7 +140,7 @@ def validate(pattern: str, limits: Limits = DEFAULT_LIMITS, estimate_size: bool 
 
     visit(parsed)
     if not estimate_size:
-        return
+        return parsed
     estimate = _estimate(parsed, pattern)
     budget = min(limits.max_states, limits.max_regex_positions)
     if estimate > budget:
@@ -139,3 +151,4 @@ def validate(pattern: str, limits: Limits = DEFAULT_LIMITS, estimate_size: bool 
             budget=name,
             limit=budget,
         )
+    return parsed

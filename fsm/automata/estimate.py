@@ -1,0 +1,174 @@
+"""How big a language tree's automaton gets, estimated from the tree before anything is built.
+
+Counted repeats multiply: ``(a{1,100}){1,100}`` is 10,000 positions and its subset construction
+holds sets of up to that many NFA states, ``((a{1,100}){1,100}){1,100}`` a million. A long repeat of
+a small item that stands alone becomes a counter block (virtual states, see `blocks`) and costs
+its item only; inside another counted repeat it is counted in full, because then the subsets hold
+one counter per copy. Every front end can check its tree here before expanding it: regexes and
+grammar terminals do, and a JSON ``pattern`` or a ``minItems``/``maxLength`` product is a tree too.
+
+>>> from fsm.automata import lit, rep
+>>> expansion_size(rep(rep(lit("a"), 1, 100), 1, 100))
+10000
+>>> expansion_size(rep(lit("a"), 0, 100000))  # one counter block
+1
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import SpecTooComplex
+from ..limits import Limits
+from .language import Alt, And, AnyJson, Auto, Cls, Enc, Lit, Members, Minus, Node, Ref, Rep, Seq, Val
+from .regex_text import to_regex
+
+_COUNTER_MIN = 24  # as in `nfa`: a repeat with this many optional copies may become a counter block
+_UNIT_MAX = 64  # ... when its item is this small
+
+
+@dataclass(frozen=True)
+class Expansion:
+    """The estimated positions of a tree and its biggest counted repeat (None: no counted repeat)."""
+
+    size: int
+    largest: Node | None
+    largest_size: int
+
+    def describe(self) -> str:
+        """The biggest counted repeat for an error message (empty when there is none).
+
+        >>> from fsm.automata import lit, rep
+        >>> from fsm.limits import Limits
+        >>> check_expansion(rep(rep(lit("a"), 1, 30), 1, 30), Limits(), "x").describe()
+        "the counted repeat '(?:a{1,30}){1,30}' (about 900 positions)"
+        """
+        if self.largest is None:
+            return ""
+        return f"the counted repeat {_text(self.largest)} (about {self.largest_size:,} positions)"
+
+
+def expansion_size(node: Node) -> int:
+    """Estimated positions of ``node``'s automaton once counted repeats are expanded.
+
+    >>> from fsm.automata import alt, lit, rep
+    >>> expansion_size(rep(alt(lit("ab"), lit("c")), 3, 3))
+    9
+    """
+    return _Estimator(None).size(node, False)
+
+
+def check_expansion(node: Node, limits: Limits, what: str) -> Expansion:
+    """Raise `SpecTooComplex` (budget ``max_regex_positions``) naming the subtree responsible when
+    ``node`` expands past ``limits.max_regex_positions``; else its `Expansion`.
+
+    >>> from fsm.automata import lit, rep
+    >>> from fsm.limits import Limits
+    >>> check_expansion(rep(lit("a"), 5, 5), Limits(), "regex 'a{5}'").size
+    5
+    """
+    budget = limits.max_regex_positions
+    est = _Estimator(budget)
+    size = est.size(node, False)
+    if size <= budget:
+        return Expansion(size, est.largest, est.sizes.get(id(est.largest), 0))
+    culprit = est.culprit or node
+    raise SpecTooComplex(
+        f"{what}: the counted repeat {_text(culprit)} expands to about {est.sizes[id(culprit)]:,} "
+        f"positions (the whole spec to about {size:,}), over the budget max_regex_positions={budget:,}; "
+        "nested counted repeats multiply: write the count once (a{1,10000} rather than (a{1,100}){1,100})",
+        budget="max_regex_positions",
+        limit=budget,
+    )
+
+
+class _Estimator:
+    """One pass over a tree; remembers the smallest subtree over ``budget`` (ids: trees share nodes)."""
+
+    def __init__(self, budget: int | None):
+        self.budget = budget
+        self.sizes: dict[int, int] = {}
+        self._memo: dict[tuple[int, bool], int] = {}
+        self.culprit: Node | None = None
+        self.largest: Node | None = None
+
+    def size(self, node: Node, nested: bool) -> int:
+        key = (id(node), nested)
+        n = self._memo.get(key)
+        if n is not None:
+            return n
+        n = self._memo[key] = self._size(node, nested)
+        self.sizes[id(node)] = n
+        if isinstance(node, Rep) and (self.largest is None or n >= self.sizes[id(self.largest)]):
+            self.largest = node  # children finish first: on a tie the outer repeat is named
+        if self.budget is not None and n > self.budget and self.culprit is None:
+            self.culprit = node  # children finish first: the first one over is the smallest
+        return n
+
+    def _size(self, node: Node, nested: bool) -> int:
+        if isinstance(node, Lit):
+            return len(node.text)
+        if isinstance(node, (Cls, AnyJson, Ref)):
+            return 1
+        if isinstance(node, (Seq, Alt, And)):
+            return sum(self.size(it, nested) for it in node.items) or 1
+        if isinstance(node, (Val, Enc, Minus)):
+            return self.size(node.item, nested)
+        if isinstance(node, Auto):
+            return max(1, len(node.edges))
+        if isinstance(node, Members):
+            total = self.size(node.sep, nested)
+            for item, lo, hi in node.items:
+                total += self.size(item, nested) * max(1, lo if hi is None else min(hi, max(lo, 1)))
+            return total
+        if isinstance(node, Rep):
+            return self._rep(node, nested)
+        return 1
+
+    def _rep(self, node: Rep, nested: bool) -> int:
+        times = max(1, node.lo + 1 if node.hi is None else node.hi)
+        if not nested and node.hi is not None and node.hi - node.lo >= _COUNTER_MIN and _flat(node.item):
+            item = self.size(node.item, True)
+            if item <= _UNIT_MAX:
+                return item  # a counter block: its item's states, whatever the count
+        return self.size(node.item, nested or times > 1) * times
+
+
+def _flat(node: Node) -> bool:
+    """No counted repeat inside (a counter block's unit must be a small plain automaton)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Rep):
+            return False
+        if isinstance(n, (Seq, Alt, And)):
+            stack.extend(n.items)
+        elif isinstance(n, (Val, Enc, Minus)):
+            stack.append(n.item)
+        elif isinstance(n, Members):
+            return False
+    return True
+
+
+def _text(node: Node) -> str:
+    """Short regex text of ``node`` for an error message (plain trees only; else its kind)."""
+    if not _plain(node):
+        return f"({type(node).__name__.lower()} node)"
+    text = to_regex(node)
+    return repr(text if len(text) <= 60 else text[:57] + "...")
+
+
+def _plain(node: Node) -> bool:
+    stack, seen = [node], 0
+    while stack:
+        n = stack.pop()
+        seen += 1
+        if seen > 10_000:
+            return False
+        if isinstance(n, (Seq, Alt)):
+            stack.extend(n.items)
+        elif isinstance(n, Rep):
+            stack.append(n.item)
+        elif not isinstance(n, (Lit, Cls)):
+            return False
+    return True
