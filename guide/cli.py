@@ -99,6 +99,15 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--stop", action="append", metavar="TEXT", help="stop string (repeatable)")
     g.add_argument("--system", metavar="TEXT", help="system message for the chat template")
     g.add_argument("--raw", action="store_true", help="send the prompt as is, without the chat template")
+    g.add_argument(
+        "--watermark-key",
+        type=int,
+        metavar="KEY",
+        help="mark the output with a green-list watermark keyed by KEY (detect it with `guide detect`)",
+    )
+    g.add_argument(
+        "--watermark-bias", type=_number, default=2.0, metavar="B", help="watermark logit bias (default: 2.0)"
+    )
     io = common.add_argument_group("input and output")
     io.add_argument("--input", "-i", metavar="FILE.jsonl", help="batch: one prompt per line ('-' = stdin)")
     io.add_argument("--output", "-o", metavar="FILE", help="write results here instead of stdout")
@@ -179,6 +188,24 @@ def build_parser() -> argparse.ArgumentParser:
         description="Generate unconstrained text (useful to compare with constrained runs).",
     )
     p.add_argument("prompt", nargs="?", help="the prompt ('-' = stdin)")
+
+    p = sub.add_parser(
+        "detect",
+        help="score a text for a watermark (z-score, p-value)",
+        description="Score a text for the green-list watermark of `--watermark-key`; with --schema or "
+        "--regex only the positions where the constraint left a choice are counted.",
+    )
+    p.add_argument("text", nargs="?", help="the generated text, prompt excluded ('-' = stdin)")
+    p.add_argument(
+        "--watermark-key", type=int, required=True, metavar="KEY", help="the key it was marked with"
+    )
+    p.add_argument("--greenlist-ratio", type=_number, default=0.25, metavar="G", help="(default: 0.25)")
+    p.add_argument("--seeding-scheme", choices=("lefthash", "selfhash"), default="lefthash")
+    p.add_argument("--context-width", type=_positive_int, default=1, metavar="N", help="(default: 1)")
+    p.add_argument("--schema", metavar="FILE", help="the JSON Schema the text was generated under")
+    p.add_argument("--regex", metavar="PATTERN", help="the regex the text was generated under")
+    p.add_argument("--z-threshold", type=_number, default=4.0, metavar="Z", help="(default: 4.0)")
+    p.add_argument("--model-path", metavar="PATH", help="whose tokenizer (default: the embedded model)")
     return parser
 
 
@@ -369,7 +396,51 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
         value = getattr(args, name)
         if value is not None:
             opts[name] = value
+    if args.watermark_key is not None:
+        from .watermark import Watermark
+
+        opts["watermark"] = Watermark(hashing_key=args.watermark_key, bias=args.watermark_bias)
     return opts
+
+
+def _detect(args: argparse.Namespace) -> int:
+    """``guide detect``: the text re-tokenized as the tokenizer writes it, scored, one JSON line out."""
+    # lazy, as every command here: `guide --help` must not pay for torch; detect loads no weights
+    from transformers import AutoConfig, AutoTokenizer
+
+    import fsm
+
+    from .default_model import default_model_dir
+    from .watermark import Watermark, detect_watermark
+
+    text = _single_prompt(args.text)
+    if args.schema and args.regex:
+        raise CliError("give --schema or --regex, not both")
+    spec = fsm.JsonSchema(_read_schema(args.schema)) if args.schema else None
+    spec = fsm.Regex(args.regex) if args.regex else spec
+    wm = Watermark(
+        greenlist_ratio=args.greenlist_ratio,
+        hashing_key=args.watermark_key,
+        seeding_scheme=args.seeding_scheme,
+        context_width=args.context_width,
+    )
+    path = args.model_path or str(default_model_dir())
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(path)
+        vocab_size = AutoConfig.from_pretrained(path).vocab_size
+    except (OSError, ValueError) as exc:
+        raise CliError(f"could not load the tokenizer: {exc}", EXIT_MODEL) from None
+    ids = tokenizer.encode(text, add_special_tokens=False)
+    score = detect_watermark(ids, wm, vocab_size=vocab_size, spec=spec, tokenizer=tokenizer)
+    line = {
+        "z": round(score.z, 4),
+        "p_value": score.p_value,
+        "counted": score.counted,
+        "green": score.green,
+        "detected": score.detected(args.z_threshold),
+    }
+    print(json.dumps(line))
+    return EXIT_OK
 
 
 def with_spinner(fn: Callable[[], _T], desc: str, quiet: bool) -> _T:
@@ -418,6 +489,8 @@ def run(args: argparse.Namespace) -> int:
     """Execute parsed arguments; returns the exit code (errors raise, see `main`)."""
     from .output_types import builtin_grammars
 
+    if args.command == "detect":
+        return _detect(args)
     if args.command == "grammar" and args.list:
         print("\n".join(builtin_grammars()))
         return EXIT_OK

@@ -230,3 +230,26 @@ def test_help_and_grammar_list(capsys):
 
 def test_console_script_is_declared():
     assert 'guide = "guide.cli:main"' in (ROOT / "pyproject.toml").read_text()
+
+
+def test_watermark_key_marks_and_detect_scores(tmp_path):
+    common = ["--raw", "--max-tokens", "80", "--temperature", "0.8", "--seed", "3", "-q"]
+    prompt = "Once upon a time, in a small village by the sea,"
+    marked = guide_cli("text", prompt, "--watermark-key", "1234", "--watermark-bias", "4", *common)
+    plain = guide_cli("text", prompt, *common)
+    assert marked.returncode == 0 and plain.returncode == 0, marked.stderr + plain.stderr
+    scores = []
+    for out in (marked, plain):
+        det = guide_cli("detect", "-", "--watermark-key", "1234", stdin=out.stdout.rstrip("\n"))
+        assert det.returncode == 0, det.stderr
+        scores.append(json.loads(det.stdout))
+    assert set(scores[0]) == {"z", "p_value", "counted", "green", "detected"}
+    assert scores[0]["counted"] > 0
+    assert scores[0]["z"] > scores[1]["z"]
+    assert not scores[1]["detected"]
+
+
+def test_detect_with_a_regex_counts_only_choices():
+    det = guide_cli("detect", "2024-05-17", "--watermark-key", "7", "--regex", r"\d{4}-\d{2}-\d{2}")
+    assert det.returncode == 0, det.stderr
+    assert json.loads(det.stdout)["counted"] <= 8  # the dashes were forced
