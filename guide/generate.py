@@ -418,7 +418,9 @@ class _Runner:
                 "draft= needs a source whose sessions can verify drafts and cut rejected tokens "
                 f"(a guide.Model); {type(self.source).__name__} cannot"
             )
-        self.generators = {r.index: _row_generator(self.seeds[r.index]) for r in self.active}
+        # Acceptance draws continue each row's sampler stream: a fresh generator with the same seed
+        # would replay the draw that picked the first token, and correlate with it.
+        self.generators = dict(zip((r.index for r in self.active), batch.sampler.generators, strict=True))
         step = self._sample()
         yield step.rows
         pending = step.feeds if step.feeds is not None else [[t] for t in step.tokens.tolist()]
@@ -698,12 +700,6 @@ def _check_speculative_sampling(params: Sequence[SamplingParams]) -> None:
         ]
         if others:
             raise ValueError(f"draft= supports greedy and temperature sampling only; row {r} sets {others}")
-
-
-def _row_generator(seed: int | None) -> torch.Generator:
-    g = torch.Generator()
-    g.manual_seed(int(seed) if seed is not None else int(torch.randint(0, 2**62, (1,))))
-    return g
 
 
 def _until_eos(tokens: list[int], eos: frozenset[int]) -> list[int]:

@@ -4,7 +4,10 @@ output with the constrained target's distribution."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
+import torch
 
 import fsm
 import guide
@@ -71,3 +74,54 @@ def test_draft_options_are_checked(model):
         guide.generate(model, "Hi", draft="prompt", num_draft_tokens=0)
     with pytest.raises(ValueError, match="temperature sampling only"):
         guide.generate(model, "Hi", draft="prompt", top_p=0.9)
+
+
+def _chi_square_homogeneity(a: dict[str, int], b: dict[str, int]) -> tuple[float, int]:
+    """Pearson's chi-square statistic of a 2 x k table and its degrees of freedom."""
+    keys = sorted(set(a) | set(b))
+    na, nb = sum(a.values()), sum(b.values())
+    stat = 0.0
+    for k in keys:
+        col = a.get(k, 0) + b.get(k, 0)
+        for counts, n in ((a, na), (b, nb)):
+            expected = col * n / (na + nb)
+            stat += (counts.get(k, 0) - expected) ** 2 / expected
+    return stat, len(keys) - 1
+
+
+def test_speculative_sampling_keeps_the_constrained_distribution(model):
+    # Prompt lookup drafts " pear" after " green" and " red" (the prompt's first continuation), so
+    # the acceptance rule decides between " pear" and " apple" at the second token.
+    options = [" green apple", " green pear", " red apple", " red pear"]
+    index = fsm.compile(fsm.Choice(options), model.vocabulary)
+    prompt = "Fruit: green pear, green apple, red pear, red apple.\nMy pick:"
+    n, temperature = 400, 1.5
+    args = {"max_new_tokens": 12, "temperature": temperature, "jump_forward": False}
+    plain = guide.generate(model, [prompt] * n, index, seed=0, **args)
+    spec = guide.generate(model, [prompt] * n, index, seed=10_000, draft="prompt", **args)
+    counts: list[dict[str, int]] = [{}, {}]
+    for arm, out in zip(counts, (plain, spec), strict=True):
+        for c in out:
+            assert c.text in options
+            arm[c.text] = arm.get(c.text, 0) + 1
+    assert len(counts[0]) == len(options)  # the language really is sampled
+    drafted = sum(c.stats.draft_tokens for c in spec)
+    accepted = sum(c.stats.accepted_draft_tokens for c in spec)
+    assert 0 < accepted < drafted  # drafts were both accepted and rejected
+    stat, df = _chi_square_homogeneity(*counts)
+    assert stat < {1: 10.83, 2: 13.82, 3: 16.27}[df], (counts, stat)  # p = 0.001
+    # The second token against the exact masked target: P(" pear" | prompt, colour) at this temperature.
+    pear = model.encode(" pear")[-1]
+    for colour in (" green", " red"):
+        first = model.encode(colour)[-1]
+        rows = [c.token_ids for c in spec if c.token_ids[0] == first]
+        assert len(rows) >= 50
+        matcher = index.matcher()
+        matcher.advance(first)
+        _, logits = model.prefill([[*model.encode(prompt), first]])
+        allowed = torch.full_like(logits[0], float("-inf"))
+        allowed[matcher.allowed_token_ids()] = 0.0
+        p = float(torch.softmax((logits[0] + allowed) / temperature, dim=-1)[pear])
+        freq = sum(r[1] == pear for r in rows) / len(rows)
+        z = (freq - p) / math.sqrt(p * (1 - p) / len(rows))
+        assert abs(z) < 4, (colour, p, freq, len(rows))
