@@ -22,7 +22,7 @@ from .lark import LarkGrammar, load_lark
 # bigger ones, by lines or by size (one long line can hold many rules), build it in a forked child
 # under the deadline.
 _FORK_LINES = 300
-_FORK_CHARS = 4_000
+_FORK_CHARS = 1_000
 
 
 def load_lark_bounded(text: str, start: str = "start", seconds: float | None = None) -> LarkGrammar:

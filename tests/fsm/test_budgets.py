@@ -72,7 +72,7 @@ def test_expansion_estimate_multiplies_nested_counts():
 
 def test_lazy_rows_on_first_visit_are_bounded(vocab):
     """A lazy DFA's expansions made by a row's walk count against that row's deadline."""
-    limits = fsm.Limits(max_seconds=1.0)
+    limits = fsm.Limits(max_seconds=2.0)
     lazy = LazyByteDFA(*node_nfa(rep(rep(lit("a"), 1, 100), 1, 100), limits))
     index = LazyDfaIndex(lazy, vocab, limits=limits)
     started = time.monotonic()

@@ -1,0 +1,30 @@
+"""The adversarial suite in CI: every hostile spec of `tests.fuzz.adversarial.FAMILIES`, compiled
+and its first mask filled in a forked child, ends within max_seconds + 10 % + 0.5 s with a result
+or a `fsm.SpecError` subclass, and grows the child's peak RSS by at most 1 GiB.
+
+CI runs it with ``max_seconds=2`` (every other budget at its default) to stay within about a
+minute; ``python -m tests.fuzz.adversarial`` runs it with the default limits for the table in
+docs/limits.md.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import fsm
+from tests.fuzz.adversarial import bound, cases, run_case
+
+LIMITS = fsm.Limits(max_seconds=2.0)
+CASES = cases(seed=0)
+
+
+@pytest.mark.parametrize(
+    ("family", "spec"), CASES, ids=[f"{family.replace(' ', '_')}-{i}" for i, (family, _) in enumerate(CASES)]
+)
+def test_hostile_spec_ends_within_its_budget(vocab, family, spec):
+    outcome = run_case(family, spec, vocab, LIMITS)
+    # the child catches fsm.SpecError alone: anything else is a crash, a hang or a kill
+    assert outcome.result == "ok" or outcome.spec_error, outcome
+    assert outcome.compile_seconds <= bound(LIMITS), outcome
+    assert outcome.mask_seconds <= bound(LIMITS), outcome
+    assert outcome.rss_growth <= 1 << 30, outcome
