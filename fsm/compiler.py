@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -85,6 +86,27 @@ def _evict_memory() -> None:
     while len(_memory) > 1 and total > _MEMORY_BUDGET:
         _, old = _memory.popitem(last=False)
         total -= getattr(old, "nbytes", 0)
+
+
+@dataclass(frozen=True)
+class MemoryCacheInfo:
+    """The in-memory index cache: entries, their bytes (sum of ``index.nbytes``) and its budget."""
+
+    entries: int
+    nbytes: int
+    budget: int
+
+
+def memory_cache_info() -> MemoryCacheInfo:
+    """How full the in-memory cache of `compile` is.
+
+    >>> memory_cache_info().budget
+    1073741824
+    """
+    with _lock:
+        return MemoryCacheInfo(
+            len(_memory), sum(getattr(v, "nbytes", 0) for v in _memory.values()), _MEMORY_BUDGET
+        )
 
 
 def clear_memory_cache() -> None:

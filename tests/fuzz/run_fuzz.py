@@ -1,6 +1,7 @@
 """Long fuzz runs outside CI: random regexes, JSON schemas and Lark grammars on the real vocabulary.
 
     .venv/bin/python tests/fuzz/run_fuzz.py --examples 5000
+    .venv/bin/python tests/fuzz/run_fuzz.py --only concurrency --duration 60  # the minute of issue 15
 
 Prints examples tried, crashes (exceptions other than fsm.SpecError) and invalid outputs.
 """
@@ -93,7 +94,10 @@ def fuzz_json(vocab, n, rng):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--examples", type=int, default=1000)
-    ap.add_argument("--only", choices=["regex", "json"], default=None)
+    ap.add_argument("--only", choices=["regex", "json", "concurrency"], default=None)
+    ap.add_argument(
+        "--duration", type=float, default=60.0, help="seconds of the concurrency run (CI runs a shorter one)"
+    )
     args = ap.parse_args()
     from transformers import AutoTokenizer
 
@@ -105,6 +109,13 @@ def main():
         print("regex:", fuzz_regex(vocab, args.examples, rng))
     if args.only in (None, "json"):
         print("json:", fuzz_json(vocab, args.examples, rng))
+    if args.only in (None, "concurrency"):
+        from tests.fuzz.concurrency import run  # only this mode starts threads
+
+        report = run(vocab, args.duration)
+        print("concurrency:", report)
+        if report.alive or report.errors or report.mismatches:
+            sys.exit(1)
 
 
 if __name__ == "__main__":
