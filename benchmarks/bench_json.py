@@ -44,6 +44,9 @@ CORPUS = "/work/shared/corpora/jsonschemabench"
 class Ours:
     name = "ours"
 
+    def __init__(self, exact: bool = False):
+        self.exact = exact  # JsonSchema(..., exact=True): the schema's exact language
+
     def init(self, tok):
         import fsm
         import fsm.testing
@@ -65,7 +68,10 @@ class Ours:
         from fsm.json.schema import JsonSchema
 
         idx = self.fsm.compile(
-            JsonSchema(schema), self.vocab, limits=self.fsm.Limits(max_seconds=timeout), cache=False
+            JsonSchema(schema, exact=self.exact),
+            self.vocab,
+            limits=self.fsm.Limits(max_seconds=timeout),
+            cache=False,
         )
         m = idx.matcher()
         m.fill_bitmask(np.zeros(self.words, dtype=np.int32))
@@ -181,7 +187,7 @@ def _available(name: str) -> bool:
 # Worker process
 
 
-def _worker(name: str, conn) -> None:
+def _worker(name: str, conn, exact: bool = False) -> None:
     warnings.simplefilter("ignore")
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     from transformers import AutoTokenizer
@@ -192,7 +198,7 @@ def _worker(name: str, conn) -> None:
     if name != "ours":  # peers log every ignored keyword from native code: keep the report readable
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 2)
-    engine = ENGINES[name]()
+    engine = Ours(exact) if name == "ours" else ENGINES[name]()
     engine.init(tok)
     conn.send("ready")
     while True:
@@ -234,15 +240,16 @@ def _worker(name: str, conn) -> None:
 class Runner:
     """One engine in a worker process; a schema over the hard timeout kills and restarts it."""
 
-    def __init__(self, name: str, timeout: float):
+    def __init__(self, name: str, timeout: float, exact: bool = False):
         self.name = name
         self.timeout = timeout
+        self.exact = exact
         self._start()
 
     def _start(self) -> None:
         ctx = mp.get_context("spawn")
         self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker, args=(self.name, child), daemon=True)
+        self.proc = ctx.Process(target=_worker, args=(self.name, child, self.exact), daemon=True)
         self.proc.start()
         if not self.conn.poll(600) or self.conn.recv() != "ready":
             raise RuntimeError(f"{self.name} worker did not start")
@@ -307,6 +314,7 @@ def main(argv=None) -> None:
     ap.add_argument("--engines", default="ours,llguidance,xgrammar,outlines")
     ap.add_argument("--timeout", type=float, default=10.0)
     ap.add_argument("--out", default="", help="append per-schema records (jsonl) here")
+    ap.add_argument("--exact", action="store_true", help="ours in exact mode (JsonSchema(exact=True))")
     ap.add_argument(
         "--report",
         default="",
@@ -331,18 +339,19 @@ def main(argv=None) -> None:
         _report(items, names, results)
         return
     names = [n for n in args.engines.split(",") if n and _available(n)]
-    print(f"{len(items)} schemas; engines: {', '.join(names)}", flush=True)
+    mode = " (ours in exact mode)" if args.exact else ""
+    print(f"{len(items)} schemas; engines: {', '.join(names)}{mode}", flush=True)
     results: dict[str, list] = {n: [] for n in names}
     with contextlib.ExitStack() as stack:
         out = stack.enter_context(open(args.out, "a")) if args.out else None
         for name in names:
-            results[name] = _run_engine(name, items, args.timeout, out)
+            results[name] = _run_engine(name, items, args.timeout, out, args.exact)
     _report(items, names, results)
 
 
-def _run_engine(name: str, items, timeout: float, out) -> list:
+def _run_engine(name: str, items, timeout: float, out, exact: bool = False) -> list:
     """Every schema through one engine's worker; each record also appended to ``out`` (jsonl) when given."""
-    runner = Runner(name, timeout)
+    runner = Runner(name, timeout, exact)
     t0 = time.time()
     records = []
     for sub, sid, schema, inst in items:

@@ -350,7 +350,31 @@ def _category(group: dict, data, matcher_allows_first) -> str:
 DRAFTS = {4: "draft4", 6: "draft6", 7: "draft7", 2019: "draft2019-09", 2020: "draft2020-12"}
 
 
-def _suite(draft: int, tok, vocab) -> tuple[str, list[str]]:
+def _exact_reason(group: dict, data) -> str:
+    """Why exact mode does not accept a valid instance (tests/fsm/test_json_suite.py sorts them alike)."""
+
+    def has(x, pred):
+        if pred(x):
+            return True
+        if isinstance(x, dict):
+            return any(has(v, pred) for v in x.values())
+        if isinstance(x, list):
+            return any(has(v, pred) for v in x)
+        return False
+
+    schema_text = json.dumps(group["schema"])
+    if "unevaluatedItems" in schema_text or "unevaluatedProperties" in schema_text:
+        return "unevaluated*: false enforced as nothing beyond the schema's own members"
+    if isinstance(group["schema"], dict) and "metaschema" in str(group["schema"].get("$schema", "")):
+        return "custom metaschema: its vocabularies are not read"
+    if has(data, lambda x: isinstance(x, dict) and len(x) > 1):
+        return "property order (declared first)"
+    if "patternProperties" in schema_text:
+        return "extra keys matching no pattern not generated"
+    return "other"
+
+
+def _suite(draft: int, tok, vocab, exact: bool = False) -> tuple[str, list[str]]:
     """Compile every group of one draft's folder; a summary row, and the valid instances the
     constraint does not accept."""
     import fsm
@@ -365,7 +389,7 @@ def _suite(draft: int, tok, vocab) -> tuple[str, list[str]]:
         for g in json.loads(Path(path).read_text()):
             groups += 1
             try:
-                index = fsm.compile(JsonSchema(g["schema"], draft=draft), vocab, cache=False)
+                index = fsm.compile(JsonSchema(g["schema"], draft=draft, exact=exact), vocab, cache=False)
             except SpecError:
                 continue
             ok += 1
@@ -381,7 +405,7 @@ def _suite(draft: int, tok, vocab) -> tuple[str, list[str]]:
                     continue
                 valid += 1
                 if not accepted:
-                    cat = _category(g, t["data"], first)
+                    cat = _exact_reason(g, t["data"]) if exact else _category(g, t["data"], first)
                     cells = [
                         f"{DRAFTS[draft]}/{os.path.basename(path)}",
                         g["description"],
@@ -394,8 +418,9 @@ def _suite(draft: int, tok, vocab) -> tuple[str, list[str]]:
     return summary, rows
 
 
-def _suites() -> tuple[list[str], list[str]]:
-    """The summary table (one row per draft folder) and draft 2020-12's valid instances not accepted."""
+def _suites(exact: bool) -> tuple[list[str], list[str]]:
+    """The summary table (one row per draft folder) and the valid instances not accepted: every
+    draft's in exact mode, draft 2020-12's in the default mode."""
     from transformers import AutoTokenizer
 
     import fsm
@@ -405,10 +430,10 @@ def _suites() -> tuple[list[str], list[str]]:
     vocab = fsm.Vocabulary.from_tokenizer(tok)
     summaries, rows = [], []
     for draft in DRAFTS:
-        summary, missed = _suite(draft, tok, vocab)
+        summary, missed = _suite(draft, tok, vocab, exact)
         summaries.append(summary)
-        if draft == 2020:
-            rows = missed
+        if exact or draft == 2020:
+            rows += missed
     return summaries, rows
 
 
@@ -427,7 +452,8 @@ def render() -> str:
         "| keyword | status | what is enforced | probe | test |",
         "|---|---|---|---|---|",
     ]
-    summaries, rows = _suites()
+    summaries, rows = _suites(exact=False)
+    exact_summaries, exact_rows = _suites(exact=True)
     tests_dir = os.path.join(ROOT, "tests", "fsm")
     for kw, status, what, probe, test in ROWS:
         fname, func = test.split("::")
@@ -478,6 +504,25 @@ def render() -> str:
         "- **format** is asserted (a subset of each RFC that validators accept); unknown format names are",
         "  annotations and ignored, as validators do.",
         "",
+        "## Two policies: generation (default) and exact",
+        "",
+        "| choice the schema leaves open | generation policy (default) | `exact=True` |",
+        "|---|---|---|",
+        "| no `type` | the types its keywords are about (`properties` → object) | every type; each type's keywords apply to it only |",
+        "| `additionalProperties` absent | no extra properties (`allow_additional_properties=True` allows them) | extra properties allowed, any value (the `AnyJson` block), after the declared ones |",
+        "| integers | one spelling (`1`) | also with a zero fraction (`1.0`, `1.00`) |",
+        "| `enum` / `const` | the values as `json.dumps` writes them | by JSON equality: `0.0` for `0`, `-2` for `-2.0`, objects in any member order (up to 4 members) |",
+        "| `format` | asserted | an annotation (drafts 2019-09 and 2020-12 say so by default) |",
+        "| layout | the whitespace policy | the whitespace policy |",
+        "| property order | declared order, then extra properties | declared order, then extra properties |",
+        "",
+        "Exact mode's language is the instances that validate, except layout, property order and the",
+        "spellings listed below (exponents of integers, and of bounded numbers, are not generated);",
+        "keywords no automaton enforces exactly still raise `UnsupportedSchema`. The generation policy",
+        "never makes a satisfiable schema unsatisfiable: when it leaves nothing to generate",
+        '(`{"minProperties": 1}`), the schema is translated again with extra properties allowed and no',
+        "type inferred (`JsonSchema.policy_used` says which policy was used).",
+        "",
         "## Test suite",
         "",
         "JSON-Schema-Test-Suite, every draft folder the repo ships, checked by `tests/fsm/test_json_suite.py`",
@@ -493,6 +538,20 @@ def render() -> str:
         "| file | group | test | instance | why |",
         "|---|---|---|---|---|",
         *rows,
+        "",
+        "### Exact mode",
+        "",
+        "`JsonSchema(..., exact=True)`, same folders; every invalid instance rejected:",
+        "",
+        "| folder | groups compiled | invalid instances | invalid accepted | valid instances accepted |",
+        "|---|---|---|---|---|",
+        *exact_summaries,
+        "",
+        "The valid instances exact mode does not accept, each with its reason:",
+        "",
+        "| file | group | test | instance | why |",
+        "|---|---|---|---|---|",
+        *exact_rows,
         "",
     ]
     return "\n".join(lines)

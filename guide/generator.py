@@ -137,7 +137,8 @@ class Generator:
 
     The constraint is compiled once, here, and shared by every call. ``model`` is a `guide.Model`, any
     `LogitsSource` (``guide.DExperts(...)``…), a model path, or None for the embedded default model.
-    ``output_type``: see `guide.output_types`. ``defaults``: ``max_new_tokens`` (256), ``stop``, ``seed``,
+    ``output_type``: see `guide.output_types`; ``whitespace`` and ``exact`` (the schema's exact language,
+    ``fsm.JsonSchema(..., exact=True)``) apply to JSON outputs. ``defaults``: ``max_new_tokens`` (256), ``stop``, ``seed``,
     ``jump_forward``, ``raw`` (skip the chat template), ``system`` (a system message) and any sampling
     parameter (``temperature``, ``top_p``…); each call may override them.
 
@@ -155,12 +156,13 @@ class Generator:
         output_type: Any = str,
         *,
         whitespace: str | int | None = None,
+        exact: bool = False,
         **defaults: Any,
     ):
         check_options(defaults, "Generator")
         self.output_type = output_type
         self.kind: OutputType = to_output_type(
-            output_type, whitespace=whitespace
+            output_type, whitespace=whitespace, exact=exact
         )  # bad types fail before loading
         self.source = resolve_source(model)
         self.defaults = {"max_new_tokens": DEFAULT_MAX_NEW_TOKENS, **defaults}

@@ -120,10 +120,12 @@ class OutputType:
     json: bool = False
 
 
-def output_type(tp: Any, whitespace: str | int | None = None) -> OutputType:
+def output_type(tp: Any, whitespace: str | int | None = None, *, exact: bool = False) -> OutputType:
     """Turn a Python type, schema or spec into an `OutputType` (see the module docstring).
 
-    ``whitespace`` is passed to `fsm.JsonSchema` for JSON outputs (None keeps its default policy).
+    ``whitespace`` is passed to `fsm.JsonSchema` for JSON outputs (None keeps its default policy);
+    ``exact=True`` asks for exactly the documents that validate (``fsm.JsonSchema(..., exact=True)``:
+    every type the schema allows, extra properties unless excluded, formats as annotations).
 
     >>> output_type(Literal["positive", "negative"]).spec.options
     ('positive', 'negative')
@@ -149,16 +151,16 @@ def output_type(tp: Any, whitespace: str | int | None = None) -> OutputType:
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
         return _enum(tp)
     if isinstance(tp, type) and hasattr(tp, "model_validate_json") and hasattr(tp, "model_json_schema"):
-        return _pydantic_model(tp, whitespace)
+        return _pydantic_model(tp, whitespace, exact)
     if isinstance(tp, (dict, str)) and not isinstance(tp, type):
-        return _schema(tp, whitespace)
+        return _schema(tp, whitespace, exact)
     if isinstance(tp, fsm.JsonSchema):
         return _json_spec(tp)
     if isinstance(tp, fsm.Spec):
         return OutputType(tp, str, type(tp).__name__)  # any other fsm spec (fsm.Grammar…): its text
     if callable(getattr(tp, "matcher", None)) and hasattr(tp, "vocabulary"):
         return OutputType(tp, str, "compiled index")  # an already compiled fsm index
-    return _type_adapter(tp, whitespace)
+    return _type_adapter(tp, whitespace, exact)
 
 
 def describe(tp: Any) -> str:
@@ -208,20 +210,23 @@ def _enum(cls: type[enum.Enum]) -> OutputType:
     return OutputType(fsm.Choice(texts), by_text.__getitem__, cls.__name__)
 
 
-def _json_schema_spec(schema: Any, whitespace: str | int | None) -> Any:
+def _json_schema_spec(schema: Any, whitespace: str | int | None, exact: bool = False) -> Any:
     try:
         JsonSchema = fsm.JsonSchema
     except (AttributeError, ImportError) as exc:
         raise OutputTypeError(f"JSON outputs need fsm.JsonSchema, which is not available: {exc}") from None
-    return JsonSchema(schema) if whitespace is None else JsonSchema(schema, whitespace=whitespace)
+    options: dict[str, Any] = {"exact": True} if exact else {}
+    if whitespace is not None:
+        options["whitespace"] = whitespace
+    return JsonSchema(schema, **options)
 
 
-def _pydantic_model(cls: type, whitespace: str | int | None) -> OutputType:
-    spec = _json_schema_spec(cls, whitespace)
+def _pydantic_model(cls: type, whitespace: str | int | None, exact: bool) -> OutputType:
+    spec = _json_schema_spec(cls, whitespace, exact)
     return OutputType(spec, cls.model_validate_json, cls.__name__, json=True)
 
 
-def _schema(schema: dict | str, whitespace: str | int | None) -> OutputType:
+def _schema(schema: dict | str, whitespace: str | int | None, exact: bool) -> OutputType:
     if isinstance(schema, str):
         try:
             schema = json.loads(schema)
@@ -232,8 +237,9 @@ def _schema(schema: dict | str, whitespace: str | int | None) -> OutputType:
             ) from None
     if not isinstance(schema, (dict, bool)):
         raise OutputTypeError(f"a JSON schema must be an object, got {type(schema).__name__}")
-    spec = _json_schema_spec(schema, whitespace)
-    return OutputType(spec, _schema_parser(schema), str(schema.get("title", "JSON schema")), json=True)
+    spec = _json_schema_spec(schema, whitespace, exact)
+    parse = _schema_parser(schema, formats=not exact)  # exact mode: format is an annotation
+    return OutputType(spec, parse, str(schema.get("title", "JSON schema")), json=True)
 
 
 def _json_spec(spec: Any) -> OutputType:
@@ -242,11 +248,11 @@ def _json_spec(spec: Any) -> OutputType:
     return OutputType(spec, parse, "JSON schema", json=True)
 
 
-def _schema_parser(schema: dict) -> Callable[[str], Any]:
+def _schema_parser(schema: dict, formats: bool = True) -> Callable[[str], Any]:
     import jsonschema
 
     cls = jsonschema.validators.validator_for(schema)
-    validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
+    validator = cls(schema, format_checker=cls.FORMAT_CHECKER if formats else None)
 
     def parse(text: str) -> Any:
         value = json.loads(text)
@@ -256,7 +262,7 @@ def _schema_parser(schema: dict) -> Callable[[str], Any]:
     return parse
 
 
-def _type_adapter(tp: Any, whitespace: str | int | None) -> OutputType:
+def _type_adapter(tp: Any, whitespace: str | int | None, exact: bool) -> OutputType:
     """Any other type pydantic can describe (list[...], dict[str, ...], Union, dataclass, TypedDict…)."""
     try:
         from pydantic import TypeAdapter
@@ -271,7 +277,7 @@ def _type_adapter(tp: Any, whitespace: str | int | None) -> OutputType:
             "guide.Regex, guide.Grammar, Literal[...], an Enum, int, float, bool, str, or a typed "
             "container of those"
         ) from None
-    spec = _json_schema_spec(schema, whitespace)
+    spec = _json_schema_spec(schema, whitespace, exact)
     return OutputType(spec, adapter.validate_json, describe(tp), json=True)
 
 

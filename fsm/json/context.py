@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from ..automata import Budget, Node
 from .layout import Layout
+from .policy import Policy
 
 
 @dataclass(frozen=True, eq=False)
@@ -64,6 +65,7 @@ class Context(Protocol):
     """The translator as the per-keyword translations see it."""
 
     opts: Any  # the JsonSchema spec's options (lenient, oneof, max_string_length, ...)
+    policy: Policy  # what is generated where the schema leaves a choice
     layout: Layout
     draft: int
 

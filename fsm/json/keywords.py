@@ -73,6 +73,18 @@ NO_CONSTRAINT = {
 }
 
 
+DEPENDENCY_KW = ("dependentRequired", "dependentSchemas", "dependencies")
+
+
+def dependency_keywords(draft: int) -> tuple[str, ...]:
+    """The object-dependency keywords of ``draft``: ``dependencies`` up to draft 7, then its two halves.
+
+    >>> dependency_keywords(7), dependency_keywords(2020)
+    (('dependencies',), ('dependentRequired', 'dependentSchemas'))
+    """
+    return DEPENDENCY_KW[2:] if draft <= 7 else DEPENDENCY_KW[:2]
+
+
 def type_set(t: Any) -> set[str]:
     """The type names of a ``type`` value (a string or a list), ``{"string"}`` for ``"string"``."""
     return (

@@ -7,10 +7,24 @@
 
 from __future__ import annotations
 
-from ..automata import NEVER, And, Bounds, Node, divisible_integers, integer_node, number_node
+from ..automata import (
+    NEVER,
+    And,
+    Bounds,
+    Node,
+    divisible_integers,
+    integer_node,
+    lit,
+    number_node,
+    opt,
+    rep,
+    seq,
+)
 from ..errors import SchemaError
 from .context import Context, Loc
 from .keywords import num
+
+ZERO_FRACTION_DIGITS = 20  # as many as any other fraction gets (automata.numbers.MAX_FRACTION_DIGITS)
 
 
 def number_language(t: Context, schemas: list[Loc], integer: bool) -> Node:
@@ -44,5 +58,18 @@ def number_language(t: Context, schemas: list[Loc], integer: bool) -> Node:
     extra = [divisible_integers(m) for m in sorted(set(multiples)) if m != 1]
     if multiples or integer:
         node = integer_node(b)
-        return And((node, *extra)) if extra and node != NEVER else node
+        node = And((node, *extra)) if extra and node != NEVER else node
+        return zero_fraction(node) if t is not None and t.policy.number_spellings else node
     return number_node(b)
+
+
+def zero_fraction(integers: Node) -> Node:
+    """``integers`` also spelled with a zero fraction (``1.0``, ``-3.00``): the same values.
+
+    >>> from fsm.automata import to_regex, lit
+    >>> to_regex(zero_fraction(lit("12")))
+    '12(?:\\\\.0{1,20})?'
+    """
+    if integers == NEVER:
+        return NEVER
+    return seq(integers, opt(seq(lit("."), rep(lit("0"), 1, ZERO_FRACTION_DIGITS))))

@@ -181,7 +181,7 @@ def _additional_extras(
 ) -> list[Node] | None:
     """The ``key: value`` class of ``additionalProperties`` (or of the allow-extras policy)."""
     explicit = [f for f in schemas if "additionalProperties" in f.schema]
-    if not explicit and not t.opts.allow_additional_properties:
+    if not explicit and not t.policy.additional_properties:
         return None
     vlocs = [f.at("additionalProperties") for f in explicit]
     vlocs = [v for v in vlocs if v.schema is not True]

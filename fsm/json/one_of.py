@@ -126,7 +126,7 @@ def _generated_keys(t: Context, flat: list[Loc], required: set[str]) -> set[str]
     dicts = [f.schema for f in flat if isinstance(f.schema, dict)]
     explicit = [d["additionalProperties"] for d in dicts if "additionalProperties" in d]
     opened = (
-        t.opts.allow_additional_properties
+        t.policy.additional_properties
         or any("patternProperties" in d for d in dicts)
         or (explicit and all(x is not False for x in explicit))
     )

@@ -6,7 +6,14 @@ the token index. Every document the automaton accepts validates against the sche
 cannot be enforced exactly it is never silently dropped: `UnsupportedSchema` names it and its JSON
 pointer (or, with ``lenient=True``, it is ignored and listed in `JsonSchema.ignored` with a warning).
 
-Policies (see docs/json-schema.md):
+Two policies (a `Policy` value fixed at construction; see docs/json-schema.md): the generation policy
+(default) below, and ``exact=True``: exactly the instances that validate (no type inferred, extra
+properties allowed unless excluded, integers also as ``1.0``, ``enum``/``const`` by JSON equality,
+``format`` an annotation) except layout and property order. The generation policy falls back to
+extras allowed and no inferred type when it alone would leave a satisfiable schema nothing to generate.
+``draft=`` names the draft when ``$schema`` does not (default 2020-12).
+
+The generation policy:
 
 - ``additionalProperties`` left unspecified means *no* extra properties (``allow_additional_properties``
   turns them on); an explicit schema or ``true`` allows them, in any order, after the declared ones.
@@ -34,11 +41,12 @@ from functools import cached_property
 from typing import Any
 
 from ..automata import NEVER, Node, Ref, node_to_dfa, to_regex
-from ..errors import SchemaError, SchemaTooComplex, SpecTooComplex, UnsupportedSchema
+from ..errors import SchemaError, SchemaTooComplex, SpecError, SpecTooComplex, UnsupportedSchema
 from ..limits import DEFAULT_LIMITS, Limits
 from ..vocabulary import Vocabulary
 from .context import Loc
 from .lark_writer import to_lark
+from .policy import EXACT, generation
 from .refs import DRAFTS, NeedsGrammar, draft_of
 from .strategy import compile_index
 from .translator import Mode, Translator
@@ -69,6 +77,8 @@ class JsonSchema:
 
     >>> JsonSchema({"enum": ["red", "green"]}).to_regex()
     '"green"|"red"'
+    >>> JsonSchema({"type": "integer", "maximum": 3, "minimum": 1}, exact=True).to_regex()
+    '[1-3](?:\\\\.0{1,20})?'
     """
 
     def __init__(
@@ -82,6 +92,7 @@ class JsonSchema:
         oneof: str = "exact",
         any_value_depth: int | None = None,
         draft: int | None = None,
+        exact: bool = False,
     ):
         self.schema = _load(schema)
         if draft is not None and draft not in DRAFTS:
@@ -108,6 +119,9 @@ class JsonSchema:
             raise SchemaError(f"any_value_depth must be a non-negative int, got {any_value_depth!r}")
         self.whitespace = whitespace
         self.allow_additional_properties = bool(allow_additional_properties)
+        self.exact = bool(exact)
+        self.policy = EXACT if self.exact else generation(self.allow_additional_properties)
+        self.policy_used = self.policy  # the fallback policy when this one leaves nothing to generate
         self.lenient = bool(lenient)
         self.max_string_length = max_string_length
         self.oneof = oneof
@@ -129,6 +143,7 @@ class JsonSchema:
                 self.oneof,
                 self.any_value_depth,
                 self.draft,
+                self.exact,
             ],
             sort_keys=True,
             separators=(",", ":"),
@@ -140,9 +155,12 @@ class JsonSchema:
     def translation(self, limits: Limits | None = None) -> tuple[Node | None, NeedsGrammar | None]:
         """The translated tree, or why the schema needs rules (recursion); translated once."""
         if self._result is None:
-            t = Translator(self.schema, self, limits or DEFAULT_LIMITS)
+            t = Translator(self.schema, self, limits or DEFAULT_LIMITS, policy=self.policy)
             try:
                 node = t.value([Loc(self.schema, "", t.root_base)], 0)
+                if node == NEVER and not self.policy.exact:
+                    t = self._fallback(limits) or t
+                    node = t.value([Loc(self.schema, "", t.root_base)], 0)
                 self._result = (node, None)
                 self.any_json = t.any_json
             except NeedsGrammar as ng:
@@ -159,6 +177,19 @@ class JsonSchema:
             if t.ignored:
                 warnings.warn("JsonSchema(lenient=True) ignored: " + "; ".join(t.ignored), stacklevel=3)
         return self._result
+
+    def _fallback(self, limits: Limits | None) -> Translator | None:
+        """A translator under the fallback policy when that one generates something, else None: the
+        generation policy must not make a satisfiable schema unsatisfiable."""
+        policy = self.policy.fallback()
+        t = Translator(self.schema, self, limits or DEFAULT_LIMITS, policy=policy)
+        try:
+            if t.value([Loc(self.schema, "", t.root_base)], 0) == NEVER:
+                return None
+        except SpecError:
+            return None  # the schema's own error is the one to report, from the first translation
+        self.policy_used = policy
+        return t
 
     @property
     def is_recursive(self) -> bool:
@@ -222,7 +253,7 @@ class JsonSchema:
         if self.indent is not None:
             raise UnsupportedSchema("recursive schemas support whitespace='compact' only", "whitespace", "")
         mode = Mode.PUSHDOWN if pushdown else Mode.GRAMMAR
-        t = Translator(self.schema, self, limits or DEFAULT_LIMITS, mode)
+        t = Translator(self.schema, self, limits or DEFAULT_LIMITS, mode, self.policy_used)
         try:
             # the root as a rule, so "#" references share it
             root = Ref(t.rule(t.root_base + "#", Loc(self.schema, "", t.root_base)))

@@ -65,7 +65,7 @@ def string_language(t: Context, schemas: list[Loc]) -> Node:
                 langs.append(pattern_node(s["pattern"]))
             except UnsupportedSchema as exc:
                 t.unsupported("pattern", f, str(exc))
-        fmt = s.get("format")
+        fmt = s.get("format") if t.policy.assert_format else None
         if isinstance(fmt, str):
             node = format_node(fmt)
             if node is not None:
@@ -154,7 +154,11 @@ def _string_schema_language(t: Context, loc: Loc) -> Node | None:
             langs.append(alt(*[lit(v) for v in strs]) if strs else NEVER)
         if "pattern" in sch:
             langs.append(pattern_node(sch["pattern"]))
-        if isinstance(sch.get("format"), str) and format_node(sch["format"]) is not None:
+        if (
+            t.policy.assert_format
+            and isinstance(sch.get("format"), str)
+            and format_node(sch["format"]) is not None
+        ):
             langs.append(format_node(sch["format"]))
         if "minLength" in sch:
             lo = max(lo, count(sch["minLength"], "minLength", f))

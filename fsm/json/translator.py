@@ -30,12 +30,14 @@ from .context import Excluded, Loc
 from .formats import format_node
 from .keywords import (
     ARRAY_KW,
+    DEPENDENCY_KW,
     NO_CONSTRAINT,
     NUMBER_KW,
     OBJECT_KW,
     STRING_KW,
     TYPES,
     UNSUPPORTED,
+    dependency_keywords,
     meet,
     pure_ref,
     trivial,
@@ -47,20 +49,10 @@ from .negation import NO_NEGATION, negate, negation
 from .numbers import number_language
 from .objects import object_language
 from .one_of import check_exclusive
+from .policy import Policy
 from .refs import Expansion, NeedsGrammar, Refs, schema_id
 from .strings import string_language
 from .values import LiteralCheck, canon, literal_values
-
-_DEPENDENCY_KW = ("dependentRequired", "dependentSchemas", "dependencies")
-
-
-def dependency_keywords(draft: int) -> tuple[str, ...]:
-    """The object-dependency keywords of ``draft``: ``dependencies`` up to draft 7, then its two halves.
-
-    >>> dependency_keywords(7), dependency_keywords(2020)
-    (('dependencies',), ('dependentRequired', 'dependentSchemas'))
-    """
-    return _DEPENDENCY_KW[2:] if draft <= 7 else _DEPENDENCY_KW[:2]
 
 
 class Mode(Enum):
@@ -74,10 +66,13 @@ class Mode(Enum):
 class Translator:
     """One translation of a root schema (one compile): refs, memo, deadline, and the rules built."""
 
-    def __init__(self, root: Any, opts: Any, limits: Limits, mode: Mode = Mode.REGULAR):
+    def __init__(
+        self, root: Any, opts: Any, limits: Limits, mode: Mode = Mode.REGULAR, policy: Policy | None = None
+    ):
         self.root = root
         self.opts = opts
         self.mode = mode
+        self.policy = policy if policy is not None else opts.policy
         self.draft = opts.draft
         self.layout = Layout(opts.indent)
         self.ignored: list[str] = []
@@ -213,7 +208,16 @@ class Translator:
             return False
         if "type" in ts:
             declared = type_set(ts["type"])
-        elif not set(ts) & {"anyOf", "oneOf", "allOf", "$ref", "enum", "const", "not", "if"}:
+        elif self.policy.infer_types and not set(ts) & {
+            "anyOf",
+            "oneOf",
+            "allOf",
+            "$ref",
+            "enum",
+            "const",
+            "not",
+            "if",
+        }:
             declared = self._inferred_types([target])  # the types this library generates for it
         else:
             return False
@@ -313,7 +317,7 @@ class Translator:
             else:
                 present = {"allOf": [{"required": [name]}, dep]}
             out.append(Loc({"anyOf": [absent, present]}, f"{loc.ptr}/{kw}/{name}", loc.base))
-        return Loc({k: v for k, v in s.items() if k not in _DEPENDENCY_KW}, loc.ptr, loc.base)
+        return Loc({k: v for k, v in s.items() if k not in DEPENDENCY_KW}, loc.ptr, loc.base)
 
     # -- a conjunction of flat schemas (no $ref/allOf/anyOf/oneOf left) ------------------------------
     def _branch(self, flat: list[Loc], i: int, kw: str, depth: int) -> Node:
@@ -346,7 +350,7 @@ class Translator:
             if ts is not None:
                 types = ts if types is None else meet(types, ts)
         if types is None:
-            types = self._inferred_types(schemas)
+            types = self._inferred_types(schemas) if self.policy.infer_types else self._any_type(schemas)
             if types is None:
                 return self.any_value(depth, schemas[0] if schemas else Loc(True, "", self.root_base))
         return self._typed(types, schemas, depth)
@@ -394,6 +398,11 @@ class Translator:
                 nodes.append(array_language(self, schemas, depth))
         return alt(*nodes) if nodes else NEVER
 
+    def _any_type(self, schemas: list[Loc]) -> set[str] | None:
+        """Every type, when a keyword of some type constrains ``schemas`` (each type's language then
+        applies only its own keywords); None when nothing does (any JSON value)."""
+        return set(TYPES) if self._inferred_types(schemas) is not None else None
+
     def _inferred_types(self, schemas: list[Loc]) -> set[str] | None:
         """The types a schema without ``type`` generates: those its keywords are about."""
         kws = set()
@@ -409,7 +418,7 @@ class Translator:
             if kws & group:
                 types.add(t)
         for f in schemas:
-            fmt = f.schema.get("format")
+            fmt = f.schema.get("format") if self.policy.assert_format else None
             if isinstance(fmt, str) and format_node(fmt) is not None:
                 types.add("string")
         if not types and any(f.excluded is not None and f.excluded.values is not None for f in schemas):

@@ -12,13 +12,17 @@ from __future__ import annotations
 
 import json
 import re
+from itertools import permutations
 from typing import Any
 
-from ..automata import NEVER, Lit, Node, alt, lit
+from ..automata import NEVER, Lit, Node, alt, lit, seq
 from ..errors import SchemaError
 from .context import Context, Excluded, Loc
 from .formats import format_node
 from .keywords import ARRAY_KW, NUMBER_KW, OBJECT_KW
+from .layout import Layout
+from .numbers import zero_fraction
+from .policy import PERMUTED_MEMBERS
 
 
 def canon(v: Any) -> str:
@@ -245,6 +249,43 @@ def excluded_value(v: Any, schemas: list[Loc]) -> bool:
     )
 
 
+def spellings(layout: Layout, v: Any, depth: int) -> Node:
+    """``v`` in the spellings JSON equality does not tell apart: numbers with a zero fraction
+    (``0``, ``0.0``), objects in any member order (up to `PERMUTED_MEMBERS` members), laid out at
+    ``depth``.
+
+    >>> from fsm.automata import to_regex
+    >>> to_regex(spellings(Layout(None), [1.0], 0))
+    '\\\\[1(?:\\\\.0{1,20})?\\\\]'
+    """
+    if isinstance(v, bool) or v is None or isinstance(v, str):
+        return lit(layout.dump(v, depth))
+    if isinstance(v, (int, float)):
+        if float(v).is_integer() and abs(v) <= 2**53:
+            return zero_fraction(lit(str(int(v))))
+        return lit(layout.dump(v, depth))
+    sep = lit(layout.sep(depth))
+    if isinstance(v, list):
+        if not v:
+            return lit("[]")
+        body = [spellings(layout, x, depth + 1) for x in v]
+        return layout.container("[", "]", seq(*_joined(body, sep)), False, depth)
+    if not v:
+        return lit("{}")
+    members = [
+        seq(lit(layout.dump(k, 0) + layout.colon), spellings(layout, x, depth + 1)) for k, x in v.items()
+    ]
+    orders = permutations(members) if len(members) <= PERMUTED_MEMBERS else [members]
+    return alt(*(layout.container("{", "}", seq(*_joined(list(o), sep)), False, depth) for o in orders))
+
+
+def _joined(nodes: list[Node], sep: Node) -> list[Node]:
+    out = [nodes[0]]
+    for n in nodes[1:]:
+        out += [sep, n]
+    return out
+
+
 def literal_values(
     t: Context, schemas: list[Loc], flat: list[Loc], locs: list[Loc], depth: int
 ) -> Node | None:
@@ -271,7 +312,10 @@ def literal_values(
             continue
         seen.add(c)
         if t.is_valid(v, locs, flat) and not excluded_value(v, schemas):
-            out.append(lit(t.layout.dump(v, depth)))
+            if t.policy.number_spellings:
+                out.append(spellings(t.layout, v, depth))
+            else:
+                out.append(lit(t.layout.dump(v, depth)))
     # longest text first, so a leftmost-first regex engine never stops at a shorter number
     out.sort(key=lambda n: -len(n.text) if isinstance(n, Lit) else 0)
     return alt(*out) if out else NEVER

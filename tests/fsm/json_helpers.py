@@ -22,11 +22,12 @@ _VALIDATORS = {
 }
 
 
-def validator(schema, draft: int | None = None):
-    """The validator of ``draft`` (default: the one ``$schema`` names, else 2020-12), formats checked."""
+def validator(schema, draft: int | None = None, formats: bool = True):
+    """The validator of ``draft`` (default: the one ``$schema`` names, else 2020-12), formats checked
+    unless ``formats`` is False."""
     default = _VALIDATORS[draft or 2020]
     cls = jsonschema.validators.validator_for(schema, default=default) if draft is None else default
-    return cls(schema, format_checker=cls.FORMAT_CHECKER)
+    return cls(schema, format_checker=cls.FORMAT_CHECKER if formats else None)
 
 
 def valid_json_walks(index: Index, v, rnd: random.Random, walks: int, **opts) -> list[str]:
