@@ -10,6 +10,13 @@ Sections (``--sections``, default: all that exist):
               Same prompts, same watermark, same temperature; both also run unmarked (false positives).
               Reported: mean z marked / unmarked per pipeline, the counted positions, and the largest
               unmarked z (target: ours marked >= peer marked, no unmarked above 4).
+  speculative draft="prompt" (prompt lookup) vs plain greedy decoding on six copy/extraction prompts
+              in one batch of 6 (JSON whose string values are copied from the prompt): forward passes
+              of the batch (the most any row took part in), wall time (median of interleaved runs
+              after a warm-up), whether every row's tokens are the same (target: passes <= 0.6x,
+              wall lower, same tokens).
+  beam        our beam search (all prompts x beams in one batch) vs HF generate(num_beams=k) with our
+              guide.LogitsProcessor prompt by prompt: wall-time ratio, top beams equal.
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_decoding.py [--sections watermark]
         [--prompts 6] [--temperature 0.7] [--bias 2.0]
@@ -142,7 +149,108 @@ def watermark_section(model: guide.Model, args: argparse.Namespace) -> dict:
     return result
 
 
-SECTIONS = {"watermark": watermark_section}
+RECORD = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "city": {"type": "string"}, "title": {"type": "string"}},
+    "required": ["name", "city", "title"],
+    "additionalProperties": False,
+}
+TEXTS = [
+    "Dr. Ada Lovelace, chief mathematician at the Analytical Engine Company, lives in London.",
+    "Alan Mathison Turing works as a senior cryptanalyst at Bletchley Park in Milton Keynes.",
+    "Grace Brewster Murray Hopper was a rear admiral of the United States Navy based in Arlington.",
+    "Katherine Johnson, research mathematician at NASA Langley, resides in Hampton, Virginia.",
+    "Edsger Wybe Dijkstra, professor of computer science, lived in Nuenen near Eindhoven.",
+    "Barbara Liskov, Institute Professor at MIT, lives in Cambridge, Massachusetts.",
+]
+
+
+def interleaved(runs: dict, repeats: int) -> tuple[dict, dict]:
+    """Median wall time per run (alternating the runs after one warm-up each), and each run's output."""
+    times: dict = {k: [] for k in runs}
+    outs: dict = {}
+    for fn in runs.values():
+        fn()
+    for _ in range(repeats):
+        for k, fn in runs.items():
+            t0 = time.perf_counter()
+            outs[k] = fn()
+            times[k].append(time.perf_counter() - t0)
+    return {k: statistics.median(v) for k, v in times.items()}, outs
+
+
+def speculative_section(model: guide.Model, args: argparse.Namespace) -> dict:
+    """Prompt-lookup speculative decoding vs plain greedy decoding, batch 6, same tokens."""
+    index = fsm.compile(fsm.JsonSchema(RECORD), model.vocabulary)
+    prompts = [model.chat(f"Extract name, city and job title as JSON from: {t}") for t in TEXTS]
+    n = args.new_tokens
+    med, outs = interleaved(
+        {
+            "plain": lambda: guide.generate(model, prompts, index, max_new_tokens=n),
+            "speculative": lambda: guide.generate(model, prompts, index, max_new_tokens=n, draft="prompt"),
+        },
+        args.repeats,
+    )
+    plain, spec = outs["plain"], outs["speculative"]
+    passes = {k: max(c.stats.forward_passes for c in v) for k, v in outs.items()}
+    return {
+        "batch": len(prompts),
+        "tokens": sum(len(c.token_ids) for c in plain),
+        "same_tokens": all(a.token_ids == b.token_ids for a, b in zip(plain, spec, strict=True)),
+        "plain_forward_passes": passes["plain"],
+        "speculative_forward_passes": passes["speculative"],
+        "forward_pass_ratio": round(passes["speculative"] / passes["plain"], 3),
+        "drafted": sum(c.stats.draft_tokens for c in spec),
+        "accepted": sum(c.stats.accepted_draft_tokens for c in spec),
+        "plain_seconds": round(med["plain"], 2),
+        "speculative_seconds": round(med["speculative"], 2),
+        "wall_ratio": round(med["speculative"] / med["plain"], 3),
+    }
+
+
+def beam_section(model: guide.Model, args: argparse.Namespace) -> dict:
+    """Our beam search (one batch) vs HF beam search + our processor (prompt by prompt)."""
+    index = fsm.compile(fsm.JsonSchema(RECORD), model.vocabulary)
+    prompts = [model.chat(f"Extract name, city and job title as JSON from: {t}") for t in TEXTS]
+    eos = list(model.vocabulary.eos_token_ids)
+    k, n = args.beams, args.new_tokens
+
+    def hf_one_by_one() -> list[list[int]]:
+        out = []
+        for p in prompts:
+            enc = model.tokenizer(p, return_tensors="pt", add_special_tokens=False)
+            proc = guide.LogitsProcessor(index, model.tokenizer, eos_token_ids=eos)
+            seq = model.hf.generate(
+                **enc,
+                num_beams=k,
+                do_sample=False,
+                max_new_tokens=n,
+                logits_processor=[proc],
+                eos_token_id=eos,
+                pad_token_id=model.pad_token_id,
+            )[0, enc.input_ids.shape[1] :].tolist()
+            out.append(seq[: next((i + 1 for i, t in enumerate(seq) if t in eos), len(seq))])
+        return out
+
+    med, outs = interleaved(
+        {
+            "ours": lambda: guide.generate(model, prompts, index, max_new_tokens=n, num_beams=k),
+            "hf": hf_one_by_one,
+        },
+        args.repeats,
+    )
+    agree = sum(c.token_ids == h for c, h in zip(outs["ours"], outs["hf"], strict=True))
+    return {
+        "num_beams": k,
+        "prompts": len(prompts),
+        "ours_seconds": round(med["ours"], 2),
+        "hf_seconds": round(med["hf"], 2),
+        "wall_ratio": round(med["ours"] / med["hf"], 3),
+        "top_beams_equal": f"{agree}/{len(prompts)}",
+    }
+
+
+SECTIONS = {"watermark": watermark_section, "speculative": speculative_section, "beam": beam_section}
 
 
 def main() -> None:
@@ -152,6 +260,9 @@ def main() -> None:
     ap.add_argument("--temperature", type=float, default=0.7)
     ap.add_argument("--bias", type=float, default=2.0)
     ap.add_argument("--key", type=int, default=15485863, help="watermark hashing key")
+    ap.add_argument("--repeats", type=int, default=3, help="speculative/beam: timed runs per side")
+    ap.add_argument("--new-tokens", type=int, default=96, help="speculative/beam: max_new_tokens")
+    ap.add_argument("--beams", type=int, default=3, help="beam: num_beams")
     args = ap.parse_args()
     model = guide.load()
     for name in args.sections.split(","):

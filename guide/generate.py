@@ -420,6 +420,7 @@ class _Runner:
             )
         # Acceptance draws continue each row's sampler stream: a fresh generator with the same seed
         # would replay the draw that picked the first token, and correlate with it.
+        self.draft_len: dict[int, int] = {}
         self.generators = dict(zip((r.index for r in self.active), batch.sampler.generators, strict=True))
         step = self._sample()
         yield step.rows
@@ -450,18 +451,31 @@ class _Runner:
             row.stats.forward_passes += 1
             row.stats.draft_tokens += len(drafts[i])
             nxt, cut = self._verify(row, logits[i], len(pending[i]) - 1, drafts[i])
+            self._adapt_draft_length(row, len(drafts[i]), cut)
             after.append(nxt)
             forget.append(cut)
         batch.session.forget(torch.as_tensor(forget, dtype=torch.long))
         yield rows
         return after
 
+    def _adapt_draft_length(self, row: _Row, drafted: int, cut: int) -> None:
+        """Lengthen a row's drafts while they are accepted whole, shorten them to what was accepted
+        (plus one) otherwise: a rejected drafted position costs as much compute as an accepted one."""
+        opts = self.speculative
+        assert opts is not None
+        if drafted == 0:
+            return
+        current = self.draft_len.get(row.index, opts.num_draft_tokens)
+        accepted = drafted - cut
+        grown = min(opts.num_draft_tokens, current + 2) if cut == 0 else max(1, accepted + 1)
+        self.draft_len[row.index] = grown
+
     def _draft(self, row: _Row, pending: list[int]) -> list[int]:
         """Prompt-lookup draft after ``pending``, cut at the first token the constraint forbids and
         at the budget; tokens the constraint then forces join it."""
         opts = self.speculative
         assert opts is not None
-        budget = min(opts.num_draft_tokens, row.max_new - len(row.ids))
+        budget = min(self.draft_len.get(row.index, opts.num_draft_tokens), row.max_new - len(row.ids))
         if budget <= 0:
             return []
         context = self.prompt_ids[row.index] + row.ids
@@ -480,6 +494,8 @@ class _Runner:
             out.append(t)
             if t in self.eos:
                 return out
+            if self.jump_forward and m.forced_bytes():
+                return out  # the loop jumps here and stops verifying: drafting on would be wasted
         room = row.max_new - len(row.ids) - len(out)
         while room > 0 and not m.is_finished():  # forced tokens are accepted whatever the target says
             forced = m.forced_tokens()[:room]
