@@ -46,8 +46,8 @@ NUMBER_KW = {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "mult
 # Vocabulary keywords that constrain instances in a way no automaton here enforces.
 UNSUPPORTED = {"$dynamicRef", "$recursiveRef"}
 
-REF_SIBLINGS_OK = {
-    "$ref",
+# Annotations: keywords that never constrain an instance.
+ANNOTATIONS = {
     "title",
     "description",
     "$comment",
@@ -59,18 +59,9 @@ REF_SIBLINGS_OK = {
     "deprecated",
 }
 
-NO_CONSTRAINT = {
-    "title",
-    "description",
-    "$comment",
-    "default",
-    "examples",
-    "example",
-    "readOnly",
-    "writeOnly",
-    "deprecated",
-    "$schema",
-}
+REF_SIBLINGS_OK = ANNOTATIONS | {"$ref"}
+
+NO_CONSTRAINT = ANNOTATIONS | {"$schema"}
 
 
 DEPENDENCY_KW = ("dependentRequired", "dependentSchemas", "dependencies")
