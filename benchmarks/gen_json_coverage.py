@@ -70,10 +70,11 @@ ROWS = [
     ),
     (
         "patternProperties",
-        P,
-        "one schema's patterns, disjoint (or sharing one schema); keys matching no pattern are not generated",
+        S,
+        "keys split by which patterns (of every conjunct) match them, up to 16 regions; a key's value "
+        "meets every matching pattern's schema, else additionalProperties",
         {"type": "object", "patternProperties": {"^x": {"type": "integer"}}},
-        "test_json_schema.py::test_pattern_properties_and_property_names",
+        "test_json_objects.py::test_overlapping_patterns_from_several_schemas_meet_on_shared_keys",
     ),
     (
         "propertyNames",
@@ -85,9 +86,10 @@ ROWS = [
     (
         "minProperties / maxProperties",
         S,
-        "counted over present members (extra keys count once toward a minimum)",
-        {"type": "object", "properties": {"a": {"type": "null"}, "b": {"type": "null"}}, "minProperties": 1},
-        "test_json_schema.py::test_min_max_properties",
+        "counted over every member, declared, pattern and additional: a count the declared ones cannot "
+        "reach is reached with extra keys (a repeated key, undefined in JSON Schema, is not detected)",
+        {"type": "object", "minProperties": 2, "additionalProperties": {"type": "string"}},
+        "test_json_objects.py::test_min_properties_reached_with_additional_properties",
     ),
     (
         "dependentRequired / dependentSchemas / dependencies",

@@ -8,7 +8,24 @@ from __future__ import annotations
 import json
 import re
 
-from ..automata import ANY_CHAR, NEVER, And, Cls, Enc, Members, Minus, Node, alt, lit, rep, seq, small_dfa
+from ..automata import (
+    ANY_CHAR,
+    NEVER,
+    And,
+    Auto,
+    CharDFA,
+    Cls,
+    Enc,
+    Members,
+    Minus,
+    Node,
+    alt,
+    complement_dfa,
+    lit,
+    rep,
+    seq,
+    small_dfa,
+)
 from ..errors import SchemaError, UnsupportedSchema
 from .context import Context, Loc
 from .keywords import count
@@ -52,11 +69,10 @@ def object_language(t: Context, schemas: list[Loc], depth: int) -> Node:
     n_required = sum(1 for _, lo, _ in items if lo == 1)
     extras = _extras(t, schemas, names, name_locs, depth)
     if extras is not None:
-        if min_p - n_required >= 2 and min_p > 1:
-            # extra keys may repeat, and a repeat adds no property: count one at most toward the minimum
-            items.append((extras, 0, 1))
-        else:
-            items.append((extras, 0, None))
+        # each extra member counts toward min/maxProperties; keys are distinct in the instance data
+        # model (JSON Schema core 4.2.1 leaves a repeated key undefined), so a count the declared
+        # properties cannot reach is reached with extra keys
+        items.append((extras, 0, None))
     if max_p is not None and n_required > max_p:
         return NEVER
     if len(items) < min_p and extras is None:
@@ -122,90 +138,89 @@ def _value_locs(schemas: list[Loc], name: str) -> list[Loc] | None:
 def _extras(
     t: Context, schemas: list[Loc], names: list[str], name_locs: list[Loc], depth: int
 ) -> Node | None:
-    """``key: value`` for keys not declared, or None when no extra key may be generated."""
-    with_patterns = [f for f in schemas if f.schema.get("patternProperties")]
+    """``key: value`` for keys not declared, or None when no extra key may be generated.
+
+    The undeclared keys are split into regions by which ``patternProperties`` patterns (of every
+    conjunct) they match; a region's value satisfies each matching pattern's schema and, for each
+    conjunct none of whose patterns match, its ``additionalProperties``."""
     for f in schemas:
         s = f.schema
-        if s.get("additionalProperties") is False and not s.get("patternProperties"):
-            return None
-        if (
-            s.get("unevaluatedProperties") is False
-            and "additionalProperties" not in s
-            and not s.get("patternProperties")
-        ):
-            return None
         if "unevaluatedProperties" in s and s["unevaluatedProperties"] not in (False, True):
             t.unsupported("unevaluatedProperties", f, "only false is enforced")
     key_lang = key_language(t, name_locs)
     if key_lang == NEVER:
         return None
     words = frozenset(names)
-    if len(with_patterns) == 1:
-        classes = _pattern_extras(t, with_patterns[0], schemas, key_lang, words, depth)
-    elif with_patterns:
-        return None  # several schemas with patternProperties: generate declared keys only
-    else:
-        classes = _additional_extras(t, schemas, key_lang, words, depth)
+    pats = [(f, p) for f in schemas for p in f.schema.get("patternProperties") or {}]
+    classes = []
+    for matched, lang in _key_regions(t, pats, key_lang):
+        vlocs = [pats[i][0].at("patternProperties", pats[i][1]) for i in sorted(matched)]
+        owners = {id(pats[i][0]) for i in matched}
+        allowed = bool(matched) or t.policy.additional_properties
+        for f in schemas:
+            if id(f) in owners:
+                continue
+            s = f.schema
+            if "additionalProperties" in s:
+                if s["additionalProperties"] is False:
+                    break
+                vlocs.append(f.at("additionalProperties"))
+                allowed = True
+            elif s.get("unevaluatedProperties") is False:
+                break
+        else:
+            if not allowed:
+                continue  # the generation policy: no key that only additionalProperties would allow
+            vlocs = [v for v in vlocs if v.schema is not True]
+            value = t.value(vlocs, depth + 1) if vlocs else t.any_value(depth + 1, schemas[0])
+            if value != NEVER:
+                classes.append(seq(lit('"'), _key(t, lang, words), lit('"' + t.layout.colon), value))
     return alt(*classes) if classes else None
 
 
-def _pattern_extras(
-    t: Context, g: Loc, schemas: list[Loc], key_lang: Node | None, words: frozenset, depth: int
-) -> list[Node] | None:
-    """One ``key: value`` class per pattern of the one schema ``g`` with ``patternProperties``."""
-    others = [f for f in schemas if f is not g]
-    pats = list(g.schema["patternProperties"])
-    if len(pats) > 1 and not _disjoint_patterns(t, pats, g):
-        vals = [json.dumps(g.schema["patternProperties"][p], sort_keys=True) for p in pats]
-        if len(set(vals)) > 1:
-            t.unsupported("patternProperties", g, "overlapping patterns with different schemas")
-            return None
-    classes = []
-    colon = t.layout.colon
-    for p in pats:
-        vlocs = [g.at("patternProperties", p)] + [
-            f.at("additionalProperties") for f in others if "additionalProperties" in f.schema
-        ]
-        lang = pattern_node(p)
-        if key_lang is not None:
-            lang = And((lang, key_lang))
-        value = t.value(vlocs, depth + 1)
-        if value != NEVER:
-            classes.append(seq(lit('"'), Enc(Minus(lang, words)), lit('"' + colon), value))
-    # keys matching no pattern are never generated (sound; their language needs a complement)
-    return classes
+# more regions than this (several overlapping patterns) is refused rather than built
+_MAX_REGIONS = 16
 
 
-def _additional_extras(
-    t: Context, schemas: list[Loc], key_lang: Node | None, words: frozenset, depth: int
-) -> list[Node] | None:
-    """The ``key: value`` class of ``additionalProperties`` (or of the allow-extras policy)."""
-    explicit = [f for f in schemas if "additionalProperties" in f.schema]
-    if not explicit and not t.policy.additional_properties:
-        return None
-    vlocs = [f.at("additionalProperties") for f in explicit]
-    vlocs = [v for v in vlocs if v.schema is not True]
-    value = t.value(vlocs, depth + 1) if vlocs else t.any_value(depth + 1, schemas[0])
-    if value == NEVER:
-        return None
-    if key_lang is None and not words:
-        key = Enc(rep(Cls(ANY_CHAR), 0, t.opts.max_string_length), True)
-    else:
-        lang = rep(Cls(ANY_CHAR), 0, t.opts.max_string_length)
-        if key_lang is not None:
-            lang = And((lang, key_lang))
-        key = Enc(Minus(lang, words))
-    return [seq(lit('"'), key, lit('"' + t.layout.colon), value)]
-
-
-def _disjoint_patterns(t: Context, pats: list[str], loc: Loc) -> bool:
+def _key_regions(
+    t: Context, pats: list[tuple[Loc, str]], key_lang: Node | None
+) -> list[tuple[frozenset, Node | None]]:
+    """The decoded keys split by which patterns match them: (indices into ``pats``, the keys' language,
+    None for every key), empty regions left out."""
     budget = t.budget()
-    for i in range(len(pats)):
-        for j in range(i + 1, len(pats)):
-            d = small_dfa(And((pattern_node(pats[i]), pattern_node(pats[j]))), budget)
-            if any(d.accepting):
-                return False
-    return True
+    regions: list[tuple[frozenset, Node | None]] = [(frozenset(), key_lang)]
+    for i, (f, p) in enumerate(pats):
+        try:
+            inside = _auto(small_dfa(pattern_node(p), budget))
+        except UnsupportedSchema as exc:
+            t.unsupported("patternProperties", f, str(exc))
+            continue  # lenient: the pattern is ignored
+        outside = _auto(complement_dfa(small_dfa(inside, budget)))
+        split = []
+        for matched, lang in regions:
+            for m, part in ((matched | {i}, inside), (matched, outside)):
+                d = small_dfa(part if lang is None else And((lang, part)), budget)
+                if any(d.accepting):
+                    split.append((m, _auto(d)))
+        if len(split) > _MAX_REGIONS:
+            t.unsupported("patternProperties", f, f"over {_MAX_REGIONS} key regions of overlapping patterns")
+            return regions
+        regions = split
+    return regions
+
+
+def _key(t: Context, lang: Node | None, words: frozenset) -> Node:
+    """The JSON-encoded key text: decoded in ``lang`` (None: any), not a declared name."""
+    if lang is None and not words:
+        return Enc(rep(Cls(ANY_CHAR), 0, t.opts.max_string_length), True)
+    body = rep(Cls(ANY_CHAR), 0, t.opts.max_string_length)
+    if lang is not None:
+        body = And((body, lang))
+    return Enc(Minus(body, words))
+
+
+def _auto(d: CharDFA) -> Auto:
+    return Auto(tuple(tuple(row) for row in d.edges), tuple(d.accepting))
 
 
 def _search(pattern: str, text: str, loc: Loc) -> bool:
