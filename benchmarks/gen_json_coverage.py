@@ -166,7 +166,8 @@ ROWS = [
     (
         "pattern",
         S,
-        "on the decoded string, search semantics, JSON-escaped; no lookaround/backreference/\\b",
+        "on the decoded string, ECMA-262 search semantics (see regex dialects), JSON-escaped; "
+        "no lookaround/backreference/\\b",
         {"type": "string", "pattern": "^[a-z]+$"},
         "test_json_pattern.py::test_pattern_language_is_sound",
     ),
@@ -439,6 +440,37 @@ def _suites(exact: bool) -> tuple[list[str], list[str]]:
     return summaries, rows
 
 
+# the regex dialect table: what each syntax means where, and what fsm reads (tests/fsm/test_regex_dialects.py)
+DIALECTS = [
+    "## Regex dialects",
+    "",
+    "`fsm.Regex` is a full match of Python `re` syntax (under `re.ASCII`) plus what PCRE and ECMA-262 add",
+    "that Python lacks (each is an error to Python's parser, so no Python pattern changes meaning);",
+    "JSON Schema `pattern` (and `patternProperties` keys) is an ECMA-262 search over the decoded string.",
+    "Grammar terminals keep Python's syntax: lark's lexer runs them with Python's engine.",
+    "",
+    "| construct | Python `re` | ECMA-262 | PCRE | `fsm.Regex` | JSON Schema `pattern` |",
+    "|---|---|---|---|---|---|",
+    "| `^` at the start, `$` at the end | anchors | anchors | anchors | allowed, no-ops (the match is full) | anchor the search |",
+    "| `^`, `$` elsewhere (`a^b`, `(a$)b`) | anchors | anchors | anchors | `RegexError` naming the position | `UnsupportedSchema` |",
+    "| `\\A`, `\\Z` | start, end | — | start, end (before a final newline) | as `^`, `$` | as `^`, `$` |",
+    "| `\\b`, `\\B` | word boundary | word boundary | word boundary | `RegexError` | `UnsupportedSchema` |",
+    "| `(?P<name>...)` | named group | — | named group | group | group |",
+    "| `(?<name>...)` | — (3.11) | named group | named group | group | group |",
+    "| `\\e` | — | — | ESC | U+001B | U+001B |",
+    "| `\\cX` | — | control X | control X | control X (code mod 32) | control X |",
+    "| `\\uXXXX` | code point | code point | — | code point | code point |",
+    "| `\\u{H...}`, `\\x{H...}` | — | `\\u{}` with `u` | `\\x{}` | code point | code point |",
+    "| `\\p{..}`, `\\P{..}` | — | with `u` | yes | general categories (`L`, `Lu`, `Nd`, `Letter`, `gc=P`...) from `unicodedata`; scripts and binary properties: `RegexError` | same; else `UnsupportedSchema` |",
+    "| `\\d \\w \\s` | Unicode | ASCII (`\\s`: Unicode spaces) | ASCII | ASCII (`re.ASCII`) | ASCII members; `\\D \\W \\S` exclude the Unicode ones too (what every reading agrees on) |",
+    "| `.` | not `\\n` | no line terminator | not `\\n` | not `\\n` | no line terminator |",
+    "| `(?i)`, `(?s)` | flags | — (outside the pattern) | flags | ASCII case folding, dot-all | same |",
+    "| `(?m)`, `(?x)` | flags | — | flags | `RegexError` | `UnsupportedSchema` |",
+    "| lookaround, backreference, atomic group, possessive quantifier | yes | partly | yes | `RegexError` | `UnsupportedSchema` |",
+    "",
+]
+
+
 def render() -> str:
     lines = [
         "# JSON Schema coverage",
@@ -505,6 +537,8 @@ def render() -> str:
         "  `items` as an array with `additionalItems` (drafts 4-2019) and `prefixItems` (2020-12) are both read.",
         "- **format** is asserted (a subset of each RFC that validators accept); unknown format names are",
         "  annotations and ignored, as validators do.",
+        "",
+        *DIALECTS,
         "",
         "## Two policies: generation (default) and exact",
         "",

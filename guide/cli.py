@@ -319,7 +319,7 @@ def _precheck(tp: object) -> None:
     import fsm
 
     if isinstance(tp, fsm.Regex):
-        fsm.regex_to_dfa(tp.pattern)
+        fsm.regex_to_dfa(tp.pattern, extended=True)
 
 
 # -- prompts ---------------------------------------------------------------------------------------

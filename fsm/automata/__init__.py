@@ -6,6 +6,7 @@ Modules, bottom layer first (each imports only modules listed above it):
 - `language`: the language tree (`Node` types) and its smart constructors.
 - `escapes`: JSON string escapes, written once (tree, trie and NFA fragment).
 - `numbers`: number languages; `any_value`: the any-JSON-value pushdown block.
+- `regex_dialect`: PCRE/ECMA regex syntax Python lacks (``(?<name>``, ``\\p{L}``...) in Python's.
 - `re_tree`: Python's ``re`` parse tree -> language tree, in the ASCII or the ECMA flavour.
 - `budget`: the time/size budget of one construction; `byte_dfa`: `ByteDFA`, UTF-8 byte
   sequences, table finishing and equal-row merging; `char_dfa`: `CharDFA` and subset
@@ -65,8 +66,9 @@ from .numbers import (
 )
 from .pushdown import LeftRecursive, pushdown_dfa
 from .ranges import ANY_CHAR, MAX_CODEPOINT, SURROGATES, Ranges, complement, normalize_ranges
-from .re_tree import Flavor, Translator, UnknownCategory, Untranslatable, fold, regex_node
+from .re_tree import Flavor, InnerAnchor, Translator, UnknownCategory, Untranslatable, fold, regex_node
 from .re_tree import parse as parse_regex
+from .regex_dialect import to_python_syntax, unicode_property
 from .regex_text import to_regex
 
 __all__ = [
@@ -88,6 +90,7 @@ __all__ = [
     "Enc",
     "Expansion",
     "Flavor",
+    "InnerAnchor",
     "LazyByteDFA",
     "LeftRecursive",
     "Lit",
@@ -129,6 +132,8 @@ __all__ = [
     "rep",
     "seq",
     "small_dfa",
+    "to_python_syntax",
     "to_regex",
+    "unicode_property",
     "utf8_sequences",
 ]

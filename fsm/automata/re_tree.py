@@ -43,6 +43,10 @@ class Untranslatable(Exception):
         self.what = what
 
 
+class InnerAnchor(Untranslatable):
+    """An anchor (``^``, ``$``, ``\\A``, ``\\Z``) away from the pattern's ends, or a word boundary."""
+
+
 class UnknownCategory(Untranslatable):
     """A ``\\d``-like category the translator has no ranges for."""
 
@@ -122,7 +126,8 @@ def fold(ranges) -> Ranges:
 
 def parse(pattern: str):
     """Python's parse tree of ``pattern`` (its ``state.flags`` hold the global flags); raises
-    ``re.error``, ``RecursionError`` or ``OverflowError`` as Python's parser does.
+    ``re.error``, ``RecursionError`` or ``OverflowError`` as Python's parser does. (PCRE/ECMA syntax:
+    `regex_dialect.to_python_syntax` first.)
 
     >>> parse("(?i)a").state.flags & re.IGNORECASE > 0
     True
@@ -149,11 +154,15 @@ class Translator:
         self._rejected_flags = re.MULTILINE | re.VERBOSE if ecma else 0
 
     def translate(self, parsed, search: bool = False) -> Node:
-        """The language of ``parsed``: full match, or ``re.search`` semantics with ``search``."""
+        """The language of ``parsed``: full match, or ``re.search`` semantics with ``search``.
+
+        ``^``/``\\A`` at the start and ``$``/``\\Z`` at the end hold at the ends of the text, so a
+        full match drops them and a search anchors there; elsewhere they raise `InnerAnchor`.
+        """
         flags = parsed.state.flags
         if flags & self._rejected_flags:
             raise Untranslatable("the (?m) or (?x) flag")
-        return self._top(parsed, flags) if search else self._seq(parsed, flags)
+        return self._top(parsed, flags, rep(Cls(ANY_CHAR), 0, None) if search else EMPTY)
 
     def _chars(self, ranges, flags: int) -> Node:
         return cls(*(fold(ranges) if flags & re.IGNORECASE else ranges))
@@ -201,7 +210,7 @@ class Translator:
             lo, hi, p = av
             return rep(self._seq(p, flags), lo, None if hi == _c.MAXREPEAT else hi)
         if op is _c.AT:
-            raise Untranslatable("an anchor or word boundary inside the pattern")
+            raise InnerAnchor("an anchor or word boundary inside the pattern")
         if op in (_c.GROUPREF, getattr(_c, "GROUPREF_EXISTS", None)):
             raise Untranslatable("a backreference")
         if op in (_c.ASSERT, _c.ASSERT_NOT):
@@ -210,26 +219,26 @@ class Translator:
             raise Untranslatable("a possessive or atomic group")
         raise Untranslatable(f"the construct {op}")
 
-    def _top(self, items, flags: int) -> Node:
-        """Search semantics: unanchored ends match anything before/after.
+    def _top(self, items, flags: int, free: Node) -> Node:
+        """Unanchored ends match ``free`` (anything for a search, nothing for a full match).
 
         Python's parser hoists a common prefix out of alternatives (``^$|^a$`` becomes ``^(?:$|a$)``),
         so a ``$`` may sit at the end of the last alternative group rather than of the pattern.
         """
         items = list(items)
         if len(items) == 1 and items[0][0] is _c.BRANCH:
-            return alt(*[self._top(b, flags) for b in items[0][1][1]])
+            return alt(*[self._top(b, flags, free) for b in items[0][1][1]])
         if len(items) == 1 and items[0][0] is _c.SUBPATTERN:
             _, add, remove, p = items[0][1]
-            return self._top(p, (flags | add) & ~remove)
+            return self._top(p, (flags | add) & ~remove, free)
         start = False
         while items and items[0][0] is _c.AT and items[0][1] in (_c.AT_BEGINNING, _c.AT_BEGINNING_STRING):
             items.pop(0)
             start = True
-        return seq(EMPTY if start else rep(Cls(ANY_CHAR), 0, None), self._tail(items, flags))
+        return seq(EMPTY if start else free, self._tail(items, flags, free))
 
-    def _tail(self, items, flags: int) -> Node:
-        """``items`` then anything, unless they end with ``$`` (possibly inside a final group)."""
+    def _tail(self, items, flags: int, free: Node) -> Node:
+        """``items`` then ``free``, unless they end with ``$`` (possibly inside a final group)."""
         items = list(items)
         end = False
         while items and items[-1][0] is _c.AT and items[-1][1] in (_c.AT_END, _c.AT_END_STRING):
@@ -238,11 +247,13 @@ class Translator:
         if end:
             return self._seq(items, flags)
         if items and items[-1][0] is _c.BRANCH:
-            return seq(self._seq(items[:-1], flags), alt(*[self._tail(b, flags) for b in items[-1][1][1]]))
+            return seq(
+                self._seq(items[:-1], flags), alt(*[self._tail(b, flags, free) for b in items[-1][1][1]])
+            )
         if items and items[-1][0] is _c.SUBPATTERN:
             _, add, remove, p = items[-1][1]
-            return seq(self._seq(items[:-1], flags), self._tail(p, (flags | add) & ~remove))
-        return seq(self._seq(items, flags), rep(Cls(ANY_CHAR), 0, None))
+            return seq(self._seq(items[:-1], flags), self._tail(p, (flags | add) & ~remove, free))
+        return seq(self._seq(items, flags), free)
 
 
 _ASCII_TRANSLATOR = Translator(Flavor.ASCII)

@@ -25,6 +25,7 @@ from ..automata import (
     rep,
     seq,
     small_dfa,
+    to_python_syntax,
 )
 from ..errors import SchemaError, UnsupportedSchema
 from .context import Context, Loc
@@ -225,7 +226,7 @@ def _auto(d: CharDFA) -> Auto:
 
 def _search(pattern: str, text: str, loc: Loc) -> bool:
     try:
-        return re.search(pattern, text) is not None
+        return re.search(to_python_syntax(pattern), text) is not None
     except re.error as exc:
         raise UnsupportedSchema(
             f"patternProperties key {pattern!r} at {loc.ptr or '/'} is not a valid regex: {exc}",

@@ -2,7 +2,8 @@
 
 ``pattern`` applies to the *decoded* string with search semantics (unanchored unless ``^``/``$``).
 The pattern is parsed with Python's own regex parser and its tree rebuilt in the ECMA flavour of
-`fsm.automata`'s translator (see `Flavor.ECMA` for where Python and ECMA disagree); the caller wraps
+`fsm.automata`'s translator (see `Flavor.ECMA` for where Python and ECMA disagree), ECMA syntax Python
+lacks (``(?<name>``, ``\\u{...}``, ``\\cX``, ``\\p{L}``) read first (`to_python_syntax`); the caller wraps
 it in ``Enc`` to get the JSON-encoded text. This module adds what is JSON-Schema-specific: ECMA
 source rewriting, caching, and `UnsupportedSchema` errors.
 
@@ -23,21 +24,24 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from ..automata import Flavor, Node, Translator, UnknownCategory, Untranslatable, parse_regex
+from ..automata import (
+    Flavor,
+    Node,
+    Translator,
+    UnknownCategory,
+    Untranslatable,
+    parse_regex,
+    to_python_syntax,
+)
 from ..errors import UnsupportedSchema
 
 _ECMA = Translator(Flavor.ECMA)
 
 
-def _ecma_to_python(pattern: str) -> str:
-    # ECMA named groups (?<name>...) are (?P<name>...) in Python; lookbehinds keep their syntax.
-    return re.sub(r"\(\?<(?![=!])", "(?P<", pattern)
-
-
 @lru_cache(maxsize=4096)
 def _cached(pattern: str, search: bool) -> Node:
     try:
-        parsed = parse_regex(_ecma_to_python(pattern))
+        parsed = parse_regex(to_python_syntax(pattern))
     except re.error as exc:
         raise UnsupportedSchema(
             f"pattern {pattern[:80]!r} is not a regex Python can parse: {exc}", "pattern"

@@ -17,6 +17,10 @@ from .compile import regex_to_dfa
 class Regex:
     """A regular-expression spec: the output must fully match ``pattern``.
 
+    Python ``re`` syntax, plus what PCRE and ECMA-262 patterns add that Python lacks (``(?<name>...)``,
+    ``\\e``, ``\\cX``, ``\\u{...}``, ``\\p{L}``: see docs/json-schema.md, regex dialects); a ``^`` at
+    the start and a ``$`` at the end are allowed and change nothing (the match is full anyway).
+
     >>> Regex(r"\\d{4}-\\d{2}-\\d{2}").pattern
     '\\\\d{4}-\\\\d{2}-\\\\d{2}'
     """
@@ -40,7 +44,7 @@ class Regex:
         """The token index of the pattern's byte DFA over ``vocab`` (one deadline for both)."""
         limits = limits or DEFAULT_LIMITS
         deadline = limits.deadline()
-        dfa = regex_to_dfa(self.pattern, limits, deadline)
+        dfa = regex_to_dfa(self.pattern, limits, deadline, extended=True)
         return DfaIndex(dfa, vocab, fingerprint=self.fingerprint, limits=limits, deadline=deadline)
 
 

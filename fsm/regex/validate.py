@@ -25,7 +25,8 @@ for _name, _what in (
 ):
     if hasattr(sre_constants, _name):  # Python >= 3.11; they change which strings match
         _UNSUPPORTED[getattr(sre_constants, _name)] = _what
-_ANCHORS = {sre_constants.AT}
+# word boundaries; ^ $ \A \Z are for the translator (no-ops at the ends, errors elsewhere)
+_BOUNDARIES = {sre_constants.AT_BOUNDARY, sre_constants.AT_NON_BOUNDARY}
 
 
 def _find_construct(pattern: str, kind: str) -> int:
@@ -36,7 +37,8 @@ def _find_construct(pattern: str, kind: str) -> int:
         "a negative lookaround assertion": r"\(\?<?!",
         "a possessive quantifier (*+, ++, ?+, {m,n}+)": r"[*+?}]\+",
         "an atomic group (?>...)": r"\(\?>",
-        "an anchor": r"\\[bBAZ]|\^|\$",
+        "a word boundary": r"\\[bB]",
+        "an anchor": r"\\[AZ]|\^|\$",
     }
     m = re.search(probes.get(kind, "$^"), pattern)
     return m.start() if m else -1
@@ -77,10 +79,15 @@ def _estimate(items, pattern: str) -> int:
     return total
 
 
-def validate(pattern: str, limits: Limits = DEFAULT_LIMITS, estimate_size: bool = False):
+def validate(
+    pattern: str, limits: Limits = DEFAULT_LIMITS, estimate_size: bool = False, edge_anchors: bool = False
+):
     """Raise `RegexError` for what no finite automaton can honour (with its position), and with
     ``estimate_size`` `SpecTooComplex` when the pattern's estimated size is over ``limits``; returns
     Python's parse tree of the pattern.
+
+    With ``edge_anchors``, ``^ $ \\A \\Z`` are left to the translator (no-ops at the ends of a full
+    match, an error elsewhere); else every anchor is refused.
 
     Python's parser cannot be interrupted and takes about 10 µs a character: a pattern longer than
     twice ``max_regex_positions`` characters is refused before it is parsed.
@@ -117,12 +124,19 @@ def validate(pattern: str, limits: Limits = DEFAULT_LIMITS, estimate_size: bool 
                 raise RegexError(
                     f"regex {pattern[:80]!r} uses {what}{where}, which is not supported (it needs backtracking semantics)"
                 )
-            if op in _ANCHORS:
+            if op is sre_constants.AT and not edge_anchors and av not in _BOUNDARIES:
                 pos = _find_construct(pattern, "an anchor")
                 where = f" at position {pos}" if pos >= 0 else ""
                 raise RegexError(
-                    f"regex {pattern[:80]!r} uses an anchor or word boundary{where}; patterns are always "
-                    "matched in full, so drop ^ and $ (and \\b is not supported)"
+                    f"regex {pattern[:80]!r} uses an anchor{where}, which is not supported here (a grammar "
+                    "terminal is matched where the previous one ended; fsm.Regex allows ^ and $ at its ends)"
+                )
+            if op is sre_constants.AT and av in _BOUNDARIES:
+                pos = _find_construct(pattern, "a word boundary")
+                where = f" at position {pos}" if pos >= 0 else ""
+                raise RegexError(
+                    f"regex {pattern[:80]!r} uses a word boundary (\\b or \\B){where}, which is not "
+                    "supported (it looks at the characters on both sides)"
                 )
             if op is sre_constants.SUBPATTERN:
                 visit(av[-1])
