@@ -62,6 +62,24 @@ _ANNOTATIONS = {
     "nullable",
 }
 
+# Keywords a validator of some draft checks a scalar against and `_keyword_valid` leaves to jsonschema
+# (combinators, references, draft 3's forms); any keyword in no draft's vocabulary is ignored by
+# validators, so a literal passes it without loading jsonschema (seconds to import with the format
+# extras: a server's first enum check would stall on it).
+_DEFERRED = {
+    "$ref",
+    "$dynamicRef",
+    "$recursiveRef",
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "not",
+    "if",
+    "extends",
+    "disallow",
+    "divisibleBy",
+}
+
 _JSON_TYPE = {
     type(None): "null",
     bool: "boolean",
@@ -122,7 +140,10 @@ def _keyword_valid(v: Any, t: str, kw: str, arg: Any, s: dict, draft: int) -> bo
         return _number_valid(v, t, kw, arg, s)
     if kw == "format":
         return None if t == "string" and isinstance(arg, str) and format_node(arg) is not None else True
-    return None
+    if kw in _DEFERRED:
+        return None
+    # then/else without if, dependencies, or a keyword of no vocabulary: nothing a scalar can fail
+    return True
 
 
 def _number_valid(v: Any, t: str, kw: str, arg: Any, s: dict) -> bool | None:
