@@ -137,10 +137,15 @@ def test_invalid_instances_rejected_valid_ones_accepted_or_explained(compiled, t
     assert not unexplained, unexplained
 
 
+# Walks are the slow part (each step may compute a cold row): each draft walks a quarter of its
+# groups, and the near-identical folders start at different offsets so that together they cover more.
+WALK_OFFSET = {4: 0, 6: 1, 7: 2, 2019: 1, 2020: 3}
+
+
 def test_random_walks_are_valid_documents(compiled, draft):
     rnd = random.Random(7)
     walked = 0
-    for name, g, c in compiled[::2]:
+    for name, g, c in compiled[WALK_OFFSET[draft] :: 4]:
         v = validator(g["schema"], draft)
         walk = random_walk(c.index, rnd, max_tokens=60, eos_bias=0.7)
         text, done = walk.text, walk.finished
@@ -148,8 +153,8 @@ def test_random_walks_are_valid_documents(compiled, draft):
             continue
         walked += 1
         assert v.is_valid(json.loads(text)), (name, g["description"], text)
-    # about a third of the walks end within 60 tokens: > 50 of draft 2020-12's 133, > 30 of draft 4's 66
-    assert walked > (50 if draft == 2020 else 30), walked
+    # most walks end within 60 tokens: 24 of draft 4's 33 walked groups, 44 of draft 2020-12's 67
+    assert walked > 20, walked
 
 
 @pytest.fixture(scope="module")
@@ -209,13 +214,13 @@ def test_exact_mode_invalid_rejected_valid_accepted(compiled_exact, draft, token
 def test_exact_mode_random_walks_are_valid_documents(compiled_exact, draft):
     rnd = random.Random(11)
     walked = 0
-    for name, g, c in compiled_exact[1::2]:
+    for name, g, c in compiled_exact[(WALK_OFFSET[draft] + 2) % 4 :: 4]:
         v = validator(g["schema"], draft, formats=False)  # exact mode: format is an annotation
         walk = random_walk(c.index, rnd, max_tokens=60, eos_bias=0.7)
         if walk.finished:
             walked += 1
             assert v.is_valid(json.loads(walk.text)), (name, g["description"], walk.text)
-    assert walked > 20, walked
+    assert walked > 12, walked  # 16 of draft 4's 33, 40 of draft 2020-12's 67
 
 
 def _bench_sample(per_subset: int):
