@@ -5,7 +5,7 @@ Modules, bottom layer first (each imports only modules listed above it):
 - `ranges`: code point sets as sorted disjoint ranges, and their algebra.
 - `language`: the language tree (`Node` types) and its smart constructors.
 - `escapes`: JSON string escapes, written once (tree, trie and NFA fragment).
-- `numbers`: number languages; `any_value`: the any-JSON-value pushdown block.
+- `numbers`: number languages, `multiples`: ``multipleOf``; `any_value`: the any-JSON-value pushdown block.
 - `regex_dialect`: PCRE/ECMA regex syntax Python lacks (``(?<name>``, ``\\p{L}``...) in Python's.
 - `re_tree`: Python's ``re`` parse tree -> language tree, in the ASCII or the ECMA flavour.
 - `budget`: the time/size budget of one construction; `byte_dfa`: `ByteDFA`, UTF-8 byte
@@ -54,11 +54,11 @@ from .language import (
     seq,
 )
 from .lazy_dfa import LazyByteDFA
+from .multiples import TooManyRemainders, divisible_decimals, divisible_integers
 from .nfa import node_to_char_dfa, small_dfa
 from .numbers import (
     Bounds,
     decimal_range,
-    divisible_integers,
     integer_node,
     integer_range,
     natural_range,
@@ -101,6 +101,7 @@ __all__ = [
     "Ref",
     "Rep",
     "Seq",
+    "TooManyRemainders",
     "Translator",
     "UnknownCategory",
     "Untranslatable",
@@ -112,6 +113,7 @@ __all__ = [
     "complement",
     "complement_dfa",
     "decimal_range",
+    "divisible_decimals",
     "divisible_integers",
     "expansion_size",
     "finish_dfa",

@@ -1,4 +1,4 @@
-"""Exact automata for JSON numbers: digit-range trees for bounds, divisibility for ``multipleOf``.
+"""Exact automata for JSON numbers: digit-range trees for bounds (``multipleOf``: `multiples`).
 
 Bounds are honoured exactly, never by sampling. Integers get canonical JSON syntax (no leading
 zeros, no exponent); a ``number`` with bounds is written without exponent, as an integer or as a
@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from .language import EMPTY, NEVER, Alt, Auto, Cls, Lit, Node, Rep, Seq, alt, cls, lit, opt, rep, seq
+from .language import EMPTY, NEVER, Alt, Cls, Lit, Node, Rep, Seq, alt, cls, lit, opt, rep, seq
 
 MAX_INTEGER_DIGITS = 20
 MAX_FRACTION_DIGITS = 20
@@ -332,33 +332,3 @@ def number_node(
     if lo is not None and hi is not None and lo > hi:
         return ints
     return alt(decimal_range(lo, hi, lo_strict, hi_strict, frac_digits, max_digits), ints)
-
-
-# ---------------------------------------------------------------------------------------------
-# multipleOf for integers: a remainder automaton, intersected with the range by the caller.
-
-
-def divisible_integers(m: int, max_digits: int = MAX_INTEGER_DIGITS):
-    """A `language.Auto` accepting canonical JSON integers divisible by ``m`` (``m`` > 0)."""
-    # states: 0 start, 1 after '-', 2 the literal "0" (accepting), 3.. remainder r after a digit >= 1
-    edges: list[list[tuple[int, int, int]]] = [[], [], []] + [[] for _ in range(m)]
-    edges[0].append((45, 45, 1))
-    edges[0].append((48, 48, 2))
-    for d in range(1, 10):
-        edges[0].append((48 + d, 48 + d, 3 + d % m))
-        edges[1].append((48 + d, 48 + d, 3 + d % m))
-    for r in range(m):
-        for d in range(10):
-            edges[3 + r].append((48 + d, 48 + d, 3 + (r * 10 + d) % m))
-    accepting = [False, False, True] + [r == 0 for r in range(m)]
-    merged = []
-    for row in edges:
-        row.sort()
-        out: list[tuple[int, int, int]] = []
-        for lo, hi, t in row:
-            if out and out[-1][2] == t and out[-1][1] + 1 == lo:
-                out[-1] = (out[-1][0], hi, t)
-            else:
-                out.append((lo, hi, t))
-        merged.append(tuple(out))
-    return Auto(tuple(merged), tuple(accepting))

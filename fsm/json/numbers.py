@@ -1,4 +1,5 @@
-"""Number and integer languages: bounds (draft-4 boolean exclusives included) and integral ``multipleOf``.
+"""Number and integer languages: bounds (draft-4 boolean exclusives included) and ``multipleOf``, integral
+or decimal (the decimal the schema wrote: ``0.01`` is 1/100), by its arithmetic (`fsm.automata.multiples`).
 
 >>> from fsm.automata import to_regex
 >>> to_regex(number_language(None, [Loc({"minimum": 0, "maximum": 3}, "", "")], True))
@@ -7,11 +8,16 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+from fractions import Fraction
+
 from ..automata import (
     NEVER,
     And,
     Bounds,
     Node,
+    TooManyRemainders,
+    divisible_decimals,
     divisible_integers,
     integer_node,
     lit,
@@ -20,17 +26,19 @@ from ..automata import (
     rep,
     seq,
 )
-from ..errors import SchemaError
+from ..errors import SchemaError, SchemaTooComplex
 from .context import Context, Loc
 from .keywords import num
 
+# a multipleOf's remainder automaton (the divisor's part prime to 10) may have this many states
+MAX_REMAINDER_STATES = 100_000
 ZERO_FRACTION_DIGITS = 20  # as many as any other fraction gets (automata.numbers.MAX_FRACTION_DIGITS)
 
 
 def number_language(t: Context, schemas: list[Loc], integer: bool) -> Node:
     """The numbers (or integers) valid against every schema in ``schemas``."""
     b = Bounds()
-    multiples: list[int] = []
+    divisors: list[tuple[Fraction, Loc]] = []
     for f in schemas:
         s = f.schema
         for kw, lower in (("minimum", True), ("maximum", False)):
@@ -48,19 +56,50 @@ def number_language(t: Context, schemas: list[Loc], integer: bool) -> Node:
             m = num(s["multipleOf"], "multipleOf", f)
             if m <= 0:
                 raise SchemaError(f"multipleOf at {f.ptr or '/'} must be > 0")
-            if isinstance(m, float) and not m.is_integer():
-                t.unsupported("multipleOf", f, "non-integral multipleOf is not enforced")
-                continue
-            multiples.append(int(m))
-            if isinstance(m, float):  # validators divide as doubles: stay where that is exact
+            # the decimal the schema wrote (0.01 is 1/100, not the double nearest to it)
+            divisors.append((Fraction(Decimal(repr(m))) if isinstance(m, float) else Fraction(m), f))
+            if (
+                isinstance(m, float) and m.is_integer()
+            ):  # validators divide as doubles: stay where that is exact
                 b.tighten_lower(-(2**53), False)
                 b.tighten_upper(2**53, False)
-    extra = [divisible_integers(m) for m in sorted(set(multiples)) if m != 1]
-    if multiples or integer:
+    if integer or (divisors and all(q.denominator == 1 for q, _ in divisors)):
+        # an integer is a multiple of p/q (lowest terms) when it is one of p
         node = integer_node(b)
+        ms = {q.numerator: f for q, f in divisors if q.numerator != 1}
+        extra = [_multiples(t, m, 0, f) for m, f in sorted(ms.items())]
         node = And((node, *extra)) if extra and node != NEVER else node
         return zero_fraction(node) if t is not None and t.policy.number_spellings else node
-    return number_node(b)
+    node = number_node(b)
+    if not divisors or node == NEVER:
+        return node
+    extra = []
+    for q, f in divisors:
+        scale = _decimal_places(q.denominator)
+        extra.append(_multiples(t, q.numerator * 10**scale // q.denominator, scale, f))
+    return And((node, *extra))
+
+
+def _decimal_places(den: int) -> int:
+    """The fraction digits of ``1/den`` for ``den`` a product of 2s and 5s (a written decimal's)."""
+    scale = 0
+    while 10**scale % den:
+        scale += 1
+    return scale
+
+
+def _multiples(t: Context, m: int, scale: int, loc: Loc) -> Node:
+    """The multiples of ``m / 10^scale``; `SchemaTooComplex` when its remainder automaton is too big."""
+    cap = MAX_REMAINDER_STATES if t is None else min(MAX_REMAINDER_STATES, t.budget().limits.max_states)
+    try:
+        return divisible_integers(m, cap) if scale == 0 else divisible_decimals(m, scale, cap)
+    except TooManyRemainders as exc:
+        raise SchemaTooComplex(
+            f"multipleOf at {loc.ptr or '/'} needs {exc} (remainders of {m:,} read digit by digit), "
+            f"over the {cap:,} states a multipleOf may take",
+            budget="max_states",
+            limit=cap,
+        ) from None
 
 
 def zero_fraction(integers: Node) -> Node:

@@ -1,0 +1,108 @@
+"""``multipleOf`` as automata: the 10-power part of a divisor is trailing zeros, only the rest read by a
+remainder automaton; a decimal divisor ``m / 10^scale`` reads the first ``scale`` fraction digits
+as more digits of one integer.
+
+>>> from fsm.automata import node_to_char_dfa
+>>> d = node_to_char_dfa(divisible_decimals(1, 2))  # multipleOf 0.01
+>>> [d.accepts(s) for s in ("3", "0.25", "1.500", "0.125")]
+[True, True, True, False]
+"""
+
+from __future__ import annotations
+
+from .language import Auto, Node, alt, lit, opt, rep, seq
+from .numbers import DIGIT
+
+
+class TooManyRemainders(ValueError):
+    """A remainder automaton over its state budget; ``states`` is what it would have needed."""
+
+    def __init__(self, states: int):
+        super().__init__(f"a remainder automaton of {states:,} states")
+        self.states = states
+
+
+def _split_divisor(m: int) -> tuple[int, int, int]:
+    """``m`` as ``2^a 5^b k`` with ``k`` prime to 10: returns (a, b, k)."""
+    a = b = 0
+    while m % 2 == 0:
+        m //= 2
+        a += 1
+    while m % 5 == 0:
+        m //= 5
+        b += 1
+    return a, b, m
+
+
+def divisible_integers(m: int, max_states: int = 100_000) -> Node:
+    """Canonical JSON integers divisible by ``m`` (> 0), to intersect with a range.
+
+    ``m = 2^a 5^b k`` (``k`` prime to 10): with ``c = min(a, b)``, a multiple of ``m`` ends in ``c``
+    zeros and what comes before them is a multiple of ``m / 10^c``, read by a remainder automaton of
+    that many states (over ``max_states``: `TooManyRemainders`); a power of ten needs none.
+
+    >>> from fsm.automata import node_to_char_dfa
+    >>> d = node_to_char_dfa(divisible_integers(10**6))
+    >>> d.accepts("-3000000"), d.accepts("1000"), d.accepts("0"), len(d) < 20
+    (True, False, True, True)
+    """
+    a, b, k = _split_divisor(m)
+    c = min(a, b)
+    rest = 2 ** (a - c) * 5 ** (b - c) * k  # one remainder automaton for both parts (they are coprime)
+    if rest > 1:
+        head: Node = divisible_decimals(rest, 0, max_states)
+    else:
+        head = seq(opt(lit("-")), DIGIT, rep(DIGIT, 0, None))
+    return alt(lit("0"), seq(head, lit("0" * c))) if c else head
+
+
+def divisible_decimals(m: int, scale: int, max_states: int = 100_000) -> Auto:
+    """Numbers ``-?I(.F)?`` (no exponent; canonical form left to the caller) whose value times
+    ``10^scale`` is an integer divisible by ``m``: the multiples of ``m / 10^scale``.
+
+    Reads ``I`` and the first ``scale`` fraction digits as one integer, its remainder mod ``m`` in
+    the state; fraction digits beyond ``scale`` must be zeros. Raises `TooManyRemainders` when the
+    automaton would pass ``max_states`` states.
+
+    >>> from fsm.automata import node_to_char_dfa
+    >>> d = node_to_char_dfa(divisible_decimals(25, 1))  # multipleOf 2.5
+    >>> [d.accepts(s) for s in ("7.5", "-5", "10.00", "2.6", "1.25")]
+    [True, True, True, False, False]
+    """
+    n_states = 3 + m * (scale + 2)
+    if n_states > max_states:
+        raise TooManyRemainders(n_states)
+    zeros = n_states - 1  # past `scale` fraction digits, only zeros: accepting
+
+    def whole(r: int) -> int:
+        return 2 + r
+
+    def frac(j: int, r: int) -> int:
+        return 2 + m + j * m + r
+
+    edges: list[list[tuple[int, int, int]]] = [[] for _ in range(n_states)]
+    accepting = [False] * n_states
+    edges[0].append((45, 45, 1))
+    for start in (0, 1):
+        edges[start] += [(48 + dg, 48 + dg, whole(dg % m)) for dg in range(10)]
+    for r in range(m):
+        edges[whole(r)] = [(48 + dg, 48 + dg, whole((r * 10 + dg) % m)) for dg in range(10)]
+        edges[whole(r)].append((46, 46, frac(0, r)))
+        accepting[whole(r)] = r * 10**scale % m == 0
+        for j in range(scale):
+            edges[frac(j, r)] = [(48 + dg, 48 + dg, frac(j + 1, (r * 10 + dg) % m)) for dg in range(10)]
+            accepting[frac(j + 1, r)] = r * 10 ** (scale - j - 1) % m == 0
+    edges[frac(scale, 0)].append((48, 48, zeros))
+    edges[zeros].append((48, 48, zeros))
+    accepting[zeros] = True
+    return Auto(tuple(tuple(_merge(sorted(row))) for row in edges), tuple(accepting))
+
+
+def _merge(row: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+    out: list[tuple[int, int, int]] = []
+    for lo, hi, t in row:
+        if out and out[-1][2] == t and out[-1][1] + 1 == lo:
+            out[-1] = (out[-1][0], hi, t)
+        else:
+            out.append((lo, hi, t))
+    return out
