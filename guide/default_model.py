@@ -83,6 +83,8 @@ def _convert(gguf_path: Path, out_dir: Path) -> None:
         config.pop("quantization_config", None)
         config["torch_dtype"] = "float32"
         config.pop("dtype", None)
+        # transformers leaves it null for a GGUF load; vLLM picks the model class by it.
+        config["architectures"] = [type(model).__name__]
         (tmp / "config.json").write_text(json.dumps(config, indent=2))
         model.generation_config.to_json_file(str(tmp / "generation_config.json"))
         tok.save_pretrained(str(tmp))
@@ -111,6 +113,7 @@ def default_model_dir() -> Path:
         return path
     out_dir = cache_dir() / "models" / MODEL_NAME
     if (out_dir / _DONE_MARK).exists():
+        _name_architecture(out_dir)
         return out_dir
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     lock_path = out_dir.parent / (MODEL_NAME + ".lock")
@@ -124,6 +127,18 @@ def default_model_dir() -> Path:
             gguf_path = _fetch_gguf(work)
         _convert(gguf_path, out_dir)
     return out_dir
+
+
+def _name_architecture(out_dir: Path) -> None:
+    """Fill in ``architectures`` in a config converted before it was written (vLLM needs it)."""
+    path = out_dir / "config.json"
+    config = json.loads(path.read_text())
+    if config.get("architectures"):
+        return
+    config["architectures"] = ["LlamaForCausalLM"]  # the only model this module converts
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(config, indent=2))
+    os.replace(tmp, path)
 
 
 class _FileLock:
