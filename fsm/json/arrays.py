@@ -9,7 +9,7 @@ from dataclasses import replace
 from ..automata import EMPTY, NEVER, Members, Node, Val, lit, opt, rep, seq
 from ..errors import SchemaError
 from .context import Context, Loc
-from .keywords import count
+from .keywords import count, sees
 from .values import finite_values
 
 _CONTAINS_KW = ("contains", "minContains", "maxContains")
@@ -81,13 +81,29 @@ def _item_locs(t: Context, schemas: list[Loc]) -> tuple[list[list[Loc]], list[Lo
                 rest = f.at("additionalItems")
         elif items is not None:
             rest = f.at("items")
-        if rest is None and s.get("unevaluatedItems") is False:
-            rest = Loc(False, f.ptr + "/unevaluatedItems", f.base)
-        elif "unevaluatedItems" in s and s["unevaluatedItems"] not in (False, True):
-            t.unsupported("unevaluatedItems", f, "only false is enforced")
+        if rest is None and "unevaluatedItems" in s and s["unevaluatedItems"] is not True:
+            prefix, rest = _unevaluated_items(f, prefix, schemas)
         prefixes.append(prefix)
         rests.append(rest)
     return prefixes, rests
+
+
+def _unevaluated_items(f: Loc, prefix: list[Loc], schemas: list[Loc]) -> tuple[list[Loc], Loc | None]:
+    """``f``'s items when it has ``unevaluatedItems`` and no items of its own: the items past what the
+    conjuncts it sees evaluate (their longest prefix; all of them when one has ``items``) must
+    satisfy it. Conjuncts it does not see (`sees`) are checked again by it, which only rejects more."""
+    seen = [g for g in schemas if g is not f and sees(f, g)]
+    for g in seen:
+        items = g.schema.get("items")
+        if isinstance(items, (dict, bool)) or (isinstance(items, list) and "additionalItems" in g.schema):
+            return prefix, None
+    n = max(
+        [len(prefix)]
+        + [len(g.schema.get("prefixItems") or []) for g in seen]
+        + [len(g.schema["items"]) for g in seen if isinstance(g.schema.get("items"), list)]
+    )
+    padded = prefix + [Loc(True, f.ptr, f.base)] * (n - len(prefix))
+    return padded, f.at("unevaluatedItems")
 
 
 def _elements(elems: list[Node], rest: Node, k_hi: int | None, sep: Node, min_count: int) -> Node:

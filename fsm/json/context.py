@@ -32,14 +32,19 @@ class Excluded:
 
     strings: dict | None = None  # a string schema (pattern/minLength/maxLength): its strings excluded
     values: list | None = None  # these values excluded
+    integers: bool = False  # the numbers with a zero fraction excluded (a negated integer type)
 
     def positive(self) -> dict:
         """The keywords a validator checks for this conjunct (a fresh dict: memo keys are its id)."""
+        if self.integers:
+            return {"type": "number"}
         return {"type": "string"} if self.strings is not None else {}
 
     def __str__(self) -> str:
         # its canonical text: equal exclusions are one conjunct (`Translator` dedups by it)
-        return json.dumps([self.strings, self.values], sort_keys=True, ensure_ascii=False, default=str)
+        return json.dumps(
+            [self.strings, self.values, self.integers], sort_keys=True, ensure_ascii=False, default=str
+        )
 
 
 @dataclass(frozen=True)

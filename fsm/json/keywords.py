@@ -68,12 +68,13 @@ DEPENDENCY_KW = ("dependentRequired", "dependentSchemas", "dependencies")
 
 
 def dependency_keywords(draft: int) -> tuple[str, ...]:
-    """The object-dependency keywords of ``draft``: ``dependencies`` up to draft 7, then its two halves.
+    """The object-dependency keywords of ``draft``: ``dependencies`` up to draft 7, then its two halves
+    and, as the suite's optional compatibility tests ask, ``dependencies`` still (only stricter).
 
     >>> dependency_keywords(7), dependency_keywords(2020)
-    (('dependencies',), ('dependentRequired', 'dependentSchemas'))
+    (('dependencies',), ('dependentRequired', 'dependentSchemas', 'dependencies'))
     """
-    return DEPENDENCY_KW[2:] if draft <= 7 else DEPENDENCY_KW[:2]
+    return DEPENDENCY_KW[2:] if draft <= 7 else DEPENDENCY_KW
 
 
 def type_set(t: Any) -> set[str]:
@@ -146,3 +147,25 @@ def types_of(s: dict, loc: Loc) -> set[str] | None:
     if s.get("nullable") is True:
         out.add("null")
     return out
+
+
+# in-place applicators: a subschema under one of these (then an index or a name) applies to the same
+# instance as the schema holding it, and its annotations reach that schema's unevaluated* keywords
+_IN_PLACE = {"allOf", "anyOf", "oneOf", "dependentSchemas", "dependencies"}
+
+
+def sees(f: Loc, g: Loc) -> bool:
+    """Whether ``f``'s ``unevaluatedProperties``/``unevaluatedItems`` see what conjunct ``g`` evaluates:
+    ``g`` is ``f``, or sits under it through in-place applicators only (same resource; never under a
+    ``not``). A conjunct reached through a ``$ref`` counts as unseen: what it evaluates is then
+    checked again by the unevaluated* schema, which can only reject more.
+
+    >>> sees(Loc({}, "", "u"), Loc({}, "/allOf/0/anyOf/1", "u")), sees(Loc({}, "", "u"), Loc({}, "/$defs/a", "u"))
+    (True, False)
+    """
+    if g is f or (g.ptr == f.ptr and g.base == f.base and g.excluded is None):
+        return True
+    if g.excluded is not None or g.base != f.base or not g.ptr.startswith(f.ptr + "/"):
+        return False
+    parts = g.ptr[len(f.ptr) + 1 :].split("/")
+    return len(parts) % 2 == 0 and all(kw in _IN_PLACE for kw in parts[::2])

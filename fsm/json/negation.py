@@ -1,8 +1,8 @@
 """``not``: the subschemas whose negation has an exact positive form here, and that form.
 
 A negated string schema (pattern/length) becomes the complement of its string language; a negated
-``enum``/``const`` excludes those values; ``type``, ``required`` and De Morgan over ``anyOf``/``allOf``
-are rewritten as positive schemas. Anything else is unsupported.
+``enum``/``const`` excludes those values; ``type``, ``required``, numeric bounds and De Morgan over
+``anyOf``/``allOf`` are rewritten as positive schemas. Anything else is unsupported.
 
 >>> negation(None, {"type": "string"}, None, 0)
 {'type': ['null', 'boolean', 'object', 'array', 'number', 'integer']}
@@ -71,10 +71,40 @@ def negation(t: Context, s: Any, loc: Loc, depth: int) -> Any:
         ts = {ty} if isinstance(ty, str) else set(ty) if isinstance(ty, list) else set()
         keep = [x for x in TYPES if x not in ts and not (x == "integer" and "number" in ts)]
         if "integer" in ts and "number" not in ts:
-            keep.remove("number")  # non-integral numbers only: not expressible, keep it simple
+            keep = [x for x in keep if x not in ("number", "integer")]
+            return {"anyOf": [{"type": keep}, Excluded(integers=True)]}  # and the non-integral numbers
         return {"type": keep}
+    if plain & _BOUNDS and plain <= _BOUNDS | {"type"}:
+        return _number_negation(s)
     if plain in ({"enum"}, {"const"}):
         values = s["enum"] if "enum" in s else [s["const"]]
         if isinstance(values, list):
             return Excluded(values=values)
     return NO_NEGATION
+
+
+_BOUNDS = {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}
+# a bound's outside, as a bound: numbers below `minimum` are those with that exclusiveMaximum...
+_OUTSIDE = {
+    "minimum": "exclusiveMaximum",
+    "exclusiveMinimum": "maximum",
+    "maximum": "exclusiveMinimum",
+    "exclusiveMaximum": "minimum",
+}
+
+
+def _number_negation(s: dict) -> Any:
+    """The values a schema of numeric bounds (and a numeric ``type``) rejects: other types when it
+    has a type, non-integral numbers for ``integer``, and the numbers past each bound."""
+    ty = s.get("type")
+    if ty not in (None, "number", "integer"):
+        return NO_NEGATION
+    bounds = {k: s[k] for k in _BOUNDS if k in s}
+    if any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in bounds.values()):
+        return NO_NEGATION  # draft-4 boolean exclusives: left to the general case
+    parts: list[Any] = [{"type": "number", _OUTSIDE[k]: v} for k, v in sorted(bounds.items())]
+    if ty is not None:
+        parts.append({"type": [x for x in TYPES if x not in ("number", "integer")]})
+    if ty == "integer":
+        parts.append(Excluded(integers=True))
+    return {"anyOf": parts}

@@ -17,6 +17,7 @@ from ..automata import (
     Bounds,
     Node,
     TooManyRemainders,
+    cls,
     divisible_decimals,
     divisible_integers,
     integer_node,
@@ -33,6 +34,17 @@ from .keywords import num
 # a multipleOf's remainder automaton (the divisor's part prime to 10) may have this many states
 MAX_REMAINDER_STATES = 100_000
 ZERO_FRACTION_DIGITS = 20  # as many as any other fraction gets (automata.numbers.MAX_FRACTION_DIGITS)
+_DIGIT, _NONZERO = cls((48, 57)), cls((49, 57))
+# numbers with a nonzero fraction digit (no exponent spelling): what a negated integer type leaves
+NON_INTEGRAL = seq(
+    opt(lit("-")),
+    _DIGIT,
+    rep(_DIGIT, 0, None),
+    lit("."),
+    rep(_DIGIT, 0, None),
+    _NONZERO,
+    rep(_DIGIT, 0, None),
+)
 
 
 def number_language(t: Context, schemas: list[Loc], integer: bool) -> Node:
@@ -58,12 +70,15 @@ def number_language(t: Context, schemas: list[Loc], integer: bool) -> Node:
                 raise SchemaError(f"multipleOf at {f.ptr or '/'} must be > 0")
             # the decimal the schema wrote (0.01 is 1/100, not the double nearest to it)
             divisors.append((Fraction(Decimal(repr(m))) if isinstance(m, float) else Fraction(m), f))
-            if (
-                isinstance(m, float) and m.is_integer()
-            ):  # validators divide as doubles: stay where that is exact
+            if isinstance(m, float) and m.is_integer():
+                # validators divide as doubles: stay where that is exact
                 b.tighten_lower(-(2**53), False)
                 b.tighten_upper(2**53, False)
-    if integer or (divisors and all(q.denominator == 1 for q, _ in divisors)):
+    non_integral = any(f.excluded is not None and f.excluded.integers for f in schemas)
+    integral = integer or (divisors and all(q.denominator == 1 for q, _ in divisors))
+    if non_integral and integral:
+        return NEVER
+    if integral:
         # an integer is a multiple of p/q (lowest terms) when it is one of p
         node = integer_node(b)
         ms = {q.numerator: f for q, f in divisors if q.numerator != 1}
@@ -71,13 +86,13 @@ def number_language(t: Context, schemas: list[Loc], integer: bool) -> Node:
         node = And((node, *extra)) if extra and node != NEVER else node
         return zero_fraction(node) if t is not None and t.policy.number_spellings else node
     node = number_node(b)
-    if not divisors or node == NEVER:
+    if node == NEVER:
         return node
-    extra = []
+    extra = [NON_INTEGRAL] if non_integral else []
     for q, f in divisors:
         scale = _decimal_places(q.denominator)
         extra.append(_multiples(t, q.numerator * 10**scale // q.denominator, scale, f))
-    return And((node, *extra))
+    return And((node, *extra)) if extra else node
 
 
 def _decimal_places(den: int) -> int:

@@ -29,7 +29,7 @@ from ..automata import (
 )
 from ..errors import SchemaError, UnsupportedSchema
 from .context import Context, Loc
-from .keywords import count
+from .keywords import count, sees
 from .patterns import pattern_node
 from .strings import key_language
 
@@ -131,9 +131,23 @@ def _value_locs(schemas: list[Loc], name: str) -> list[Loc] | None:
             if ap is False:
                 return None
             out.append(f.at("additionalProperties"))
-        elif s.get("unevaluatedProperties") is False:
-            return None
+        elif "unevaluatedProperties" in s and not any(
+            sees(f, g) and _evaluates(g, name) for g in schemas if g is not f
+        ):
+            if s["unevaluatedProperties"] is False:
+                return None
+            out.append(f.at("unevaluatedProperties"))
     return out
+
+
+def _evaluates(g: Loc, name: str) -> bool:
+    """Whether conjunct ``g`` evaluates property ``name`` (so it is not unevaluated for who sees ``g``)."""
+    s = g.schema
+    return (
+        name in (s.get("properties") or {})
+        or "additionalProperties" in s
+        or any(_search(p, name, g) for p in s.get("patternProperties") or {})
+    )
 
 
 def _extras(
@@ -143,11 +157,8 @@ def _extras(
 
     The undeclared keys are split into regions by which ``patternProperties`` patterns (of every
     conjunct) they match; a region's value satisfies each matching pattern's schema and, for each
-    conjunct none of whose patterns match, its ``additionalProperties``."""
-    for f in schemas:
-        s = f.schema
-        if "unevaluatedProperties" in s and s["unevaluatedProperties"] not in (False, True):
-            t.unsupported("unevaluatedProperties", f, "only false is enforced")
+    conjunct none of whose patterns match, its ``additionalProperties`` (or ``unevaluatedProperties``,
+    unless a conjunct it sees evaluates the key)."""
     key_lang = key_language(t, name_locs)
     if key_lang == NEVER:
         return None
@@ -167,8 +178,13 @@ def _extras(
                     break
                 vlocs.append(f.at("additionalProperties"))
                 allowed = True
-            elif s.get("unevaluatedProperties") is False:
-                break
+            elif "unevaluatedProperties" in s and not any(
+                sees(f, g) and (id(g) in owners or "additionalProperties" in g.schema) for g in schemas
+            ):
+                if s["unevaluatedProperties"] is False:
+                    break
+                vlocs.append(f.at("unevaluatedProperties"))
+                allowed = True
         else:
             if not allowed:
                 continue  # the generation policy: no key that only additionalProperties would allow

@@ -11,8 +11,35 @@ from ..automata import NEVER, Node
 from ..errors import SchemaError, UnsupportedSchema
 from .context import Context, Loc
 from .keywords import TYPES, types_of
+from .negation import NO_NEGATION, negation
 from .refs import NeedsGrammar
 from .values import canon
+
+
+def exclusive_branches(t: Context, base: list[Loc], loc: Loc, nodes: list[Node], depth: int) -> list[Node]:
+    """The branches of a ``oneOf`` (``nodes``: each with ``base``) so that a value matches exactly one.
+
+    Branches that provably exclude each other are kept; otherwise each branch is intersected with
+    the negations of the others, when every branch has an exact negation (`negation`): so
+    ``[{"type": "integer"}, {"type": "number"}]`` is the numbers with a nonzero fraction, and
+    overlapping ``enum``s lose their shared values. Else `UnsupportedSchema`.
+    """
+    try:
+        check_exclusive(t, base, loc, nodes)
+        return nodes
+    except UnsupportedSchema as exc:
+        refused = exc
+    branches = loc.schema["oneOf"]
+    negs = [negation(t, branches[j], loc.at("oneOf", j), 0) for j in range(len(branches))]
+    if any(n is NO_NEGATION for n in negs):
+        raise refused
+    out = []
+    for i in range(len(branches)):
+        if any(negs[j] is False for j in range(len(branches)) if j != i):
+            continue  # another branch takes every value
+        others = [Loc(negs[j], f"{loc.ptr}/oneOf/{j}", loc.base) for j in range(len(branches)) if j != i]
+        out.append(t.value([*base, loc.at("oneOf", i), *[o for o in others if o.schema is not True]], depth))
+    return out
 
 
 def check_exclusive(t: Context, base: list[Loc], loc: Loc, nodes: list[Node]) -> None:

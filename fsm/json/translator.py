@@ -48,7 +48,7 @@ from .layout import Layout
 from .negation import NO_NEGATION, negate, negation
 from .numbers import number_language
 from .objects import object_language
-from .one_of import check_exclusive
+from .one_of import exclusive_branches
 from .policy import Policy
 from .refs import Expansion, NeedsGrammar, Refs, schema_id
 from .strings import string_language
@@ -329,7 +329,7 @@ class Translator:
         base = [*flat[:i], Loc(rest, loc.ptr, loc.base), *flat[i + 1 :]]
         nodes = [self.value([*base, loc.at(kw, j)], depth) for j in range(len(branches))]
         if kw == "oneOf" and self.opts.oneof != "anyof":
-            check_exclusive(self, base, loc, nodes)
+            nodes = exclusive_branches(self, base, loc, nodes, depth)
         return alt(*nodes)
 
     def _conjunction(self, flat: list[Loc], locs: list[Loc], depth: int) -> Node:

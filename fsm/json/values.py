@@ -261,7 +261,10 @@ def finite_values(t: Context, locs: list[Loc]) -> list | None:
 
 
 def excluded_value(v: Any, schemas: list[Loc]) -> bool:
-    """Whether a conjunct of ``schemas`` excludes ``v`` (a negated enum/const)."""
+    """Whether a conjunct of ``schemas`` excludes ``v`` (a negated enum/const, or integer type)."""
+    integral = isinstance(v, (int, float)) and not isinstance(v, bool) and float(v).is_integer()
+    if integral and any(f.excluded is not None and f.excluded.integers for f in schemas):
+        return True
     c = canon(v)
     return any(
         c in set(map(canon, f.excluded.values))
