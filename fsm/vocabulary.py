@@ -12,7 +12,7 @@ import hashlib
 import json
 import re
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -151,7 +151,8 @@ class Vocabulary:
                 self._tokens[i] = None
         self._trie: TokenTrie | None = None
         self._single_bytes: np.ndarray | None = None
-        self._lock = threading.Lock()
+        self._derived: dict[str, Any] = {}
+        self._lock = threading.RLock()  # reentrant: a derived table may read the trie
         h = hashlib.sha256()
         h.update(json.dumps([self.size, list(self.eos_token_ids)]).encode())
         for t in self._tokens:
@@ -194,6 +195,22 @@ class Vocabulary:
                     mask[t[0]] = True
             self._single_bytes = mask
         return self._single_bytes
+
+    def derived(self, name: str, build: Callable[[], Any]) -> Any:
+        """A table computed from this vocabulary alone, built by ``build()`` on first use and kept
+        (token classes shared by every index on the vocabulary).
+
+        >>> v = Vocabulary([b"a", None], eos_token_ids=[1])
+        >>> v.derived("n", lambda: 7), v.derived("n", lambda: 8)
+        (7, 7)
+        """
+        hit = self._derived.get(name)
+        if hit is None:
+            with self._lock:
+                hit = self._derived.get(name)
+                if hit is None:
+                    hit = self._derived[name] = build()
+        return hit
 
     def has_all_single_bytes(self) -> bool:
         """True when every byte 0..255 is a token by itself, so any live byte state has a next token."""

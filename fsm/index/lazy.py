@@ -46,6 +46,13 @@ class LazyDfaIndex(RowIndex):
         finally:
             self.lazy.use_deadline(None)
 
+    def body_row(self, state: int, deadline: Deadline) -> tuple[np.ndarray, np.ndarray] | None:
+        self.lazy.use_deadline(deadline)  # the DFA rows the check expands count against it too
+        try:
+            return super().body_row(state, deadline)
+        finally:
+            self.lazy.use_deadline(None)
+
     @property
     def n_states(self) -> int:
         return self.lazy.n_states

@@ -23,6 +23,7 @@ from ..limits import DEFAULT_LIMITS, Deadline, Limits
 from ..vocabulary import Vocabulary
 from .bitmask import frozen_bitmask, pack_bitmask
 from .contract import Matcher
+from .string_body import body_classes, body_row
 
 FINISHED = -2  # the "state" after EOS
 _CHUNK = 256  # states walked together by build_all: bounds the walk's memory on big automata
@@ -66,6 +67,7 @@ class RowIndex(ABC):
         self._shared: dict[bytes, tuple[np.ndarray, list]] = {}
         self._lock = threading.RLock()
         self._single: dict[int, int] = {}
+        self._levels: dict = {}  # how states read one string character (`string_body.level_of`)
         self._class_sizes = np.bincount(dfa.byte_class, minlength=n_classes)
         self._nbytes = 0
 
@@ -87,11 +89,25 @@ class RowIndex(ABC):
             with self._lock:
                 r = self._rows.get(state)
                 if r is None:
-                    _ = self.vocabulary.trie  # built once per vocabulary: not this row's time
-                    _, tok, end = self.walk(np.array([state]), self.limits.deadline())
+                    tok, end = self._row_arrays(state)
                     r = self._make_row(state, tok, end)
                     self._rows[state] = r
         return r
+
+    def _row_arrays(self, state: int) -> tuple[np.ndarray, np.ndarray]:
+        """(tokens, end states) of ``state``: from the vocabulary's string-body classes when the
+        state reads a free JSON string (`fsm.index.string_body`), else by a trie walk."""
+        deadline = self.limits.deadline()
+        fast = self.body_row(state, deadline)
+        if fast is not None:
+            return fast
+        _ = self.vocabulary.trie  # built once per vocabulary: not this row's time
+        _, tok, end = self.walk(np.array([state]), deadline)
+        return tok, end
+
+    def body_row(self, state: int, deadline: Deadline) -> tuple[np.ndarray, np.ndarray] | None:
+        """`string_body.body_row` of ``state`` over this index's automaton (None: not in a free string)."""
+        return body_row(self.dfa, state, body_classes(self.vocabulary), self._levels)
 
     def _make_row(self, state: int, tok: np.ndarray, end: np.ndarray) -> Row:
         has_text = len(tok) > 0
