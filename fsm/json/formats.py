@@ -16,7 +16,7 @@ compiler (``int32``, ``float``, ``password`` and the like are common on numbers 
 
 from __future__ import annotations
 
-from ..automata import Node
+from ..automata import ANY_CHAR, And, Cls, Node, rep
 from .patterns import pattern_node
 
 _YEAR = r"(?:000[1-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-9][0-9]{3})"
@@ -32,14 +32,27 @@ TIME = rf"{_HOUR}:[0-5][0-9]:[0-5][0-9](?:\.[0-9]{{1,9}})?(?:Z|[+-]{_HOUR}:[0-5]
 DATE_TIME = rf"{DATE}T{TIME}"
 
 _N = r"[0-9]{1,4}"
-DURATION = (
-    rf"P(?:(?:{_N}Y(?:{_N}M)?(?:{_N}D)?|{_N}M(?:{_N}D)?|{_N}D)"
-    rf"(?:T(?:{_N}H(?:{_N}M)?(?:{_N}S)?|{_N}M(?:{_N}S)?|{_N}S))?"
-    rf"|T(?:{_N}H(?:{_N}M)?(?:{_N}S)?|{_N}M(?:{_N}S)?|{_N}S)"
-    rf"|{_N}W)"
-)
 
-_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,46}[A-Za-z0-9])?"
+
+def _duration(n: str) -> str:
+    """RFC 3339 appendix A: a year takes an optional month, which takes an optional day (so not
+    ``P1Y2D``); hours, minutes and seconds alike; weeks alone. ``n``: the digits of one count."""
+    date = rf"(?:{n}Y(?:{n}M(?:{n}D)?)?|{n}M(?:{n}D)?|{n}D)"
+    time = rf"T(?:{n}H(?:{n}M(?:{n}S)?)?|{n}M(?:{n}S)?|{n}S)"
+    return rf"P(?:{date}(?:{time})?|{time}|{n}W)"
+
+
+DURATION = _duration(_N)
+
+
+def _label(most: int) -> str:
+    """A hostname label of 1..``most`` letters, digits and inner hyphens, never with ``--`` as its 3rd
+    and 4th characters (reserved for A-labels, ``xn--``, whose IDNA validity needs tables)."""
+    c, h = "[A-Za-z0-9]", "[A-Za-z0-9-]"
+    return rf"{c}(?:{c}|{h}{c}|{h}{h}{c}|{h}(?:{c}{h}|-{c}){h}{{0,{most - 5}}}{c})?"
+
+
+_LABEL = _label(48)
 HOSTNAME = rf"{_LABEL}(?:\.{_LABEL}){{0,4}}"
 _IDN_LABEL = r"[a-z0-9]{1,20}(?:-[a-z0-9]{1,20}){0,2}"
 IDN_HOSTNAME = rf"{_IDN_LABEL}(?:\.{_IDN_LABEL}){{0,4}}"
@@ -69,7 +82,9 @@ _PCT = r"%[0-9A-Fa-f]{2}"
 _PCHAR = rf"(?:[{_UNRESERVED}{_SUB_DELIMS}:@]|{_PCT})"
 _SEGMENT_NC = rf"(?:[{_UNRESERVED}{_SUB_DELIMS}@]|{_PCT})"
 _REG_NAME = rf"(?:[{_UNRESERVED}{_SUB_DELIMS}]|{_PCT})*"
-_AUTHORITY = rf"(?:{_REG_NAME}@)?(?:{_REG_NAME}|\[{IPV6}\])(?::[0-9]{{1,5}})?"
+_USERINFO = rf"(?:[{_UNRESERVED}{_SUB_DELIMS}:]|{_PCT})*"
+_IP_LITERAL = rf"\[(?:{IPV6}|[vV][0-9A-Fa-f]+\.[{_UNRESERVED}{_SUB_DELIMS}:]+)\]"
+_AUTHORITY = rf"(?:{_USERINFO}@)?(?:{_REG_NAME}|{_IP_LITERAL})(?::[0-9]{{1,5}})?"
 _PATH_ABEMPTY = rf"(?:/{_PCHAR}*)*"
 _QUERY_FRAGMENT = rf"(?:\?(?:{_PCHAR}|[/?])*)?(?:#(?:{_PCHAR}|[/?])*)?"
 _SCHEME = r"[A-Za-z][A-Za-z0-9+.\-]*"
@@ -79,7 +94,20 @@ URI_REFERENCE = (
     rf"|(?://{_AUTHORITY}{_PATH_ABEMPTY}|/(?:{_PCHAR}+{_PATH_ABEMPTY})?|{_SEGMENT_NC}+{_PATH_ABEMPTY}|)"
     rf"{_QUERY_FRAGMENT})"
 )
-URI_TEMPLATE = rf"{_SCHEME}:(?://{_REG_NAME}{_PATH_ABEMPTY}|/?{_PCHAR}+{_PATH_ABEMPTY})"
+
+
+def _expression(first: str, prefix_digits: int) -> str:
+    """An RFC 6570 expression (levels 1-4; not the reserved operators ``= , ! @ |``) whose variable
+    names start with ``first``, prefix lengths of up to ``prefix_digits`` digits."""
+    varname = rf"{first}(?:\.?(?:[A-Za-z0-9_]|{_PCT}))*"
+    varspec = rf"{varname}(?::[1-9][0-9]{{0,{prefix_digits - 1}}}|\*)?"
+    return rf"\{{[+#./;?&]?{varspec}(?:,{varspec})*\}}"
+
+
+_TEMPLATE_LITERAL = r"[!#$&(-;=?-\[\]_a-z~]"
+# generation: a variable name starts with a letter, digit or _, a prefix has at most 3 digits (where
+# validators are stricter than the RFC)
+URI_TEMPLATE = rf"(?:{_TEMPLATE_LITERAL}|{_PCT}|{_expression('[A-Za-z0-9_]', 3)})*"
 JSON_POINTER = r"(?:/(?:[^~/]|~[01])*)*"
 RELATIVE_JSON_POINTER = rf"(?:0|[1-9]{{1,9}})(?:#|{JSON_POINTER})"  # jsonschema rejects a digit after a 0
 REGEX = r"[A-Za-z0-9 _\-]*"  # literal text: a valid regex in every dialect
@@ -109,11 +137,58 @@ FORMATS: dict[str, str] = {
 }
 
 
-def format_node(name: str) -> Node | None:
-    """The decoded-string language of format ``name``; None for formats that are only annotations.
+# Exact mode with formats asserted (``JsonSchema(..., exact=True, assert_format=True)``): the RFC
+# grammars where they are regular. Leap seconds are accepted where UTC is 23:59:60, for offsets
+# with 0, 30 or 45 minutes; A-labels (``xn--``) are still left out of hostnames.
+_SECFRAC = r"(?:\.[0-9]+)?"
+_OFFSET = rf"(?:[Zz]|[+-]{_HOUR}:[0-5][0-9])"
+
+
+def _leap_seconds() -> str:
+    alts = [rf"23:59:60{_SECFRAC}[Zz]"]
+    for sign in (1, -1):
+        for h in range(24):
+            for m in (0, 30, 45):
+                local = (23 * 60 + 59 + sign * (h * 60 + m)) % 1440
+                alts.append(
+                    rf"{local // 60:02d}:{local % 60:02d}:60{_SECFRAC}{'[+]' if sign > 0 else '-'}{h:02d}:{m:02d}"
+                )
+    return "(?:" + "|".join(alts) + ")"
+
+
+TIME_RFC = rf"(?:{_HOUR}:[0-5][0-9]:[0-5][0-9]{_SECFRAC}{_OFFSET}|{_leap_seconds()})"
+_LABEL_RFC = _label(63)
+HOSTNAME_RFC = rf"{_LABEL_RFC}(?:\.{_LABEL_RFC})*"
+_QUOTED_LOCAL = r'"(?:[ !#-\[\]-~]|\\[ -~])*"'
+_ADDRESS_LITERAL = rf"\[(?:{IPV4}|IPv6:{IPV6}|[A-Za-z0-9-]*[A-Za-z0-9]:[!-Z^-~]+)\]"
+EMAIL_RFC = rf"(?:{_ATOM}(?:\.{_ATOM})*|{_QUOTED_LOCAL})@(?:{HOSTNAME_RFC}|{_ADDRESS_LITERAL})"
+_UCS = r"[\u00a0-\ud7ff\ue000-\ufdcf\ufdf0-\uffef]"  # ucschar and iprivate of the BMP
+
+RFC_FORMATS: dict[str, str] = {
+    **FORMATS,
+    "date-time": rf"{DATE}[Tt]{TIME_RFC}",
+    "time": TIME_RFC,
+    "duration": _duration("[0-9]+"),
+    "hostname": HOSTNAME_RFC,
+    "host-name": HOSTNAME_RFC,
+    "email": EMAIL_RFC,
+    "idn-email": EMAIL_RFC,
+    "uri-template": rf"(?:{_TEMPLATE_LITERAL}|{_UCS}|{_PCT}|{_expression(rf'(?:[A-Za-z0-9_]|{_PCT})', 4)})*",
+}
+_MAX_LENGTH = {"hostname": 253, "host-name": 253}  # RFC 1123 (exact mode's labels alone allow longer)
+
+
+def format_node(name: str, rfc: bool = False) -> Node | None:
+    """The decoded-string language of format ``name`` (with ``rfc``, its RFC grammar, `RFC_FORMATS`);
+    None for formats that are only annotations.
 
     >>> format_node("int32") is None, format_node("uuid") is not None
     (True, True)
     """
-    rx = FORMATS.get(name)
-    return None if rx is None else pattern_node(rx, search=False)
+    rx = (RFC_FORMATS if rfc else FORMATS).get(name)
+    if rx is None:
+        return None
+    node = pattern_node(rx, search=False)
+    if rfc and name in _MAX_LENGTH:
+        node = And((node, rep(Cls(ANY_CHAR), 0, _MAX_LENGTH[name])))
+    return node

@@ -26,17 +26,20 @@ class Policy:
       and ``enum``/``const`` by JSON equality (``0.0`` for ``0``, ``-2`` for ``-2.0``, objects in any
       member order up to `PERMUTED_MEMBERS` members); off, one spelling per number.
     - ``assert_format``: ``format`` is asserted; off, an annotation (as drafts 2019-09 and 2020-12 say).
+    - ``rfc_formats``: an asserted ``format`` is its RFC grammar (`formats.RFC_FORMATS`); off, the
+      stricter subset every validator accepts, for generation (`formats.FORMATS`).
     """
 
     infer_types: bool = True
     additional_properties: bool = False
     number_spellings: bool = False
     assert_format: bool = True
+    rfc_formats: bool = False
 
     @property
     def exact(self) -> bool:
-        """True for the language of exactly the instances that validate (`EXACT`)."""
-        return self == EXACT
+        """True for the language of exactly the instances that validate (`EXACT`, formats asserted or not)."""
+        return replace(self, assert_format=False) == EXACT
 
     def fallback(self) -> Policy:
         """The policy to translate with when this one leaves a satisfiable schema nothing to generate
@@ -46,7 +49,13 @@ class Policy:
 
 
 GENERATION = Policy()
-EXACT = Policy(infer_types=False, additional_properties=True, number_spellings=True, assert_format=False)
+EXACT = Policy(
+    infer_types=False,
+    additional_properties=True,
+    number_spellings=True,
+    assert_format=False,
+    rfc_formats=True,
+)
 
 # const/enum objects with at most this many members are generated in every member order
 PERMUTED_MEMBERS = 4

@@ -9,7 +9,8 @@ pointer (or, with ``lenient=True``, it is ignored and listed in `JsonSchema.igno
 Two policies (a `Policy` value fixed at construction; see docs/json-schema.md): the generation policy
 (default) below, and ``exact=True``: exactly the instances that validate (no type inferred, extra
 properties allowed unless excluded, integers also as ``1.0``, ``enum``/``const`` by JSON equality,
-``format`` an annotation) except layout and property order. The generation policy falls back to
+``format`` an annotation; ``assert_format=True`` asserts it as its RFC grammar) except layout and
+property order. ``assert_format`` overrides either policy's choice. The generation policy falls back to
 extras allowed and no inferred type when it alone would leave a satisfiable schema nothing to generate.
 ``draft=`` names the draft when ``$schema`` does not (default 2020-12).
 
@@ -37,6 +38,7 @@ from __future__ import annotations
 import hashlib
 import json
 import warnings
+from dataclasses import replace
 from functools import cached_property
 from typing import Any
 
@@ -72,6 +74,14 @@ def _load(schema: Any) -> Any:
     )
 
 
+def _custom_metaschema(schema: Any) -> bool:
+    """Whether the root's ``$schema`` names a metaschema other than the official drafts'."""
+    uri = schema.get("$schema") if isinstance(schema, dict) else None
+    return isinstance(uri, str) and not uri.rstrip("#").startswith(
+        ("http://json-schema.org/", "https://json-schema.org/")
+    )
+
+
 class JsonSchema:
     """A JSON Schema (dict, JSON text, bool, or pydantic model class) as a generation constraint.
 
@@ -93,6 +103,7 @@ class JsonSchema:
         any_value_depth: int | None = None,
         draft: int | None = None,
         exact: bool = False,
+        assert_format: bool | None = None,
     ):
         self.schema = _load(schema)
         if draft is not None and draft not in DRAFTS:
@@ -121,6 +132,11 @@ class JsonSchema:
         self.allow_additional_properties = bool(allow_additional_properties)
         self.exact = bool(exact)
         self.policy = EXACT if self.exact else generation(self.allow_additional_properties)
+        if assert_format is None and self.exact and _custom_metaschema(self.schema):
+            # its vocabularies are not read, and one may turn format-assertion on: the stricter reading
+            assert_format = True
+        if assert_format is not None:  # else the policy's: asserted for generation, annotated when exact
+            self.policy = replace(self.policy, assert_format=bool(assert_format))
         self.policy_used = self.policy  # the fallback policy when this one leaves nothing to generate
         self.lenient = bool(lenient)
         self.max_string_length = max_string_length
@@ -144,6 +160,7 @@ class JsonSchema:
                 self.any_value_depth,
                 self.draft,
                 self.exact,
+                self.policy.assert_format,
             ],
             sort_keys=True,
             separators=(",", ":"),
