@@ -20,8 +20,10 @@ What it avoids costing the server:
 from __future__ import annotations
 
 import logging
+import time
+import weakref
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -53,6 +55,18 @@ def byte_vocabulary() -> fsm.Vocabulary:
 
 
 @dataclass
+class Timings:
+    """Where the processor's time went: each compile (on its worker thread) and each step's masks.
+
+    >>> Timings().compile_seconds
+    []
+    """
+
+    compile_seconds: list[float] = field(default_factory=list)
+    mask_seconds: list[float] = field(default_factory=list)  # apply(): catch up + fill + mask, per step
+
+
+@dataclass
 class _Row:
     """One constrained request in the batch: its index (maybe still compiling) and its matcher."""
 
@@ -74,6 +88,9 @@ class LogitsProcessor(_VllmLogitsProcessor):
 
     limits: fsm.Limits = fsm.Limits()
     compile_threads: int = 2
+    # The engine builds the processor itself; with the engine in-process
+    # (VLLM_ENABLE_V1_MULTIPROCESSING=0) this reaches it, e.g. for its `Timings`.
+    latest: weakref.ref | None = None
 
     @classmethod
     def validate_params(cls, sampling_params: SamplingParams) -> None:
@@ -96,6 +113,8 @@ class LogitsProcessor(_VllmLogitsProcessor):
         self.rows: dict[int, _Row] = {}
         self._pool = ThreadPoolExecutor(self.compile_threads, thread_name_prefix="guide-compile")
         self._end = _EosOnly(self.vocab)
+        self.timings = Timings()
+        type(self).latest = weakref.ref(self)
 
     def is_argmax_invariant(self) -> bool:
         """A mask changes the argmax: greedy rows must see it too."""
@@ -112,7 +131,7 @@ class LogitsProcessor(_VllmLogitsProcessor):
             if spec is None:
                 self.rows.pop(i, None)
             else:
-                self.rows[i] = _Row(self._pool.submit(fsm.compile, spec, self.vocab, self.limits), output)
+                self.rows[i] = _Row(self._pool.submit(self._compile, spec), output)
         for a, b, direction in batch_update.moved:
             row_a, row_b = self.rows.pop(a, None), self.rows.pop(b, None)
             if row_a is not None:
@@ -124,10 +143,18 @@ class LogitsProcessor(_VllmLogitsProcessor):
         """Mask the constrained rows of ``logits`` in place (one vectorized write for all of them)."""
         if not self.rows:
             return logits
+        t = time.perf_counter()
         rows = sorted(i for i in self.rows if i < logits.shape[0])
         matchers = [self._catch_up(self.rows[i]) for i in rows]
         self.masks.apply(logits, rows, matchers)
+        self.timings.mask_seconds.append(time.perf_counter() - t)
         return logits
+
+    def _compile(self, spec: fsm.Spec) -> fsm.Index:
+        t = time.perf_counter()
+        index = fsm.compile(spec, self.vocab, limits=self.limits)
+        self.timings.compile_seconds.append(time.perf_counter() - t)
+        return index
 
     def _catch_up(self, row: _Row) -> Any:
         """Resolve the row's compile, feed its matcher the ids sampled since the last step, return it."""
@@ -136,10 +163,11 @@ class LogitsProcessor(_VllmLogitsProcessor):
         try:
             if row.matcher is None:
                 row.matcher = row.index.result().matcher()
-            new = row.output[row.seen :]
-            row.seen = len(row.output)
-            for t in new:
+            for t in row.output[row.seen :]:
+                if t < 0:  # async scheduling's placeholder for an id still on its way: later
+                    break
                 row.matcher.advance(t)
+                row.seen += 1
         except (fsm.SpecError, fsm.TokenRejected) as e:
             # A spec that compiled at admission but not over the model's vocabulary (a token-level
             # budget): the row can only end. Logged, since the request sees an empty output.
