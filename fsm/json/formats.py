@@ -79,21 +79,26 @@ UUID = r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]
 _UNRESERVED = r"A-Za-z0-9._~\-"
 _SUB_DELIMS = r"!$&'()*+,;="
 _PCT = r"%[0-9A-Fa-f]{2}"
-_PCHAR = rf"(?:[{_UNRESERVED}{_SUB_DELIMS}:@]|{_PCT})"
-_SEGMENT_NC = rf"(?:[{_UNRESERVED}{_SUB_DELIMS}@]|{_PCT})"
-_REG_NAME = rf"(?:[{_UNRESERVED}{_SUB_DELIMS}]|{_PCT})*"
-_USERINFO = rf"(?:[{_UNRESERVED}{_SUB_DELIMS}:]|{_PCT})*"
-_IP_LITERAL = rf"\[(?:{IPV6}|[vV][0-9A-Fa-f]+\.[{_UNRESERVED}{_SUB_DELIMS}:]+)\]"
-_AUTHORITY = rf"(?:{_USERINFO}@)?(?:{_REG_NAME}|{_IP_LITERAL})(?::[0-9]{{1,5}})?"
-_PATH_ABEMPTY = rf"(?:/{_PCHAR}*)*"
-_QUERY_FRAGMENT = rf"(?:\?(?:{_PCHAR}|[/?])*)?(?:#(?:{_PCHAR}|[/?])*)?"
 _SCHEME = r"[A-Za-z][A-Za-z0-9+.\-]*"
-URI = rf"{_SCHEME}:(?://{_AUTHORITY}{_PATH_ABEMPTY}|/?{_PCHAR}+{_PATH_ABEMPTY}|){_QUERY_FRAGMENT}"
-URI_REFERENCE = (
-    rf"(?:{URI}"
-    rf"|(?://{_AUTHORITY}{_PATH_ABEMPTY}|/(?:{_PCHAR}+{_PATH_ABEMPTY})?|{_SEGMENT_NC}+{_PATH_ABEMPTY}|)"
-    rf"{_QUERY_FRAGMENT})"
-)
+
+
+def _uri_grammar(unreserved: str, private: str = "") -> tuple[str, str]:
+    """RFC 3986's URI and URI-reference with ``unreserved`` characters (a class body; RFC 3987's IRIs
+    add ``ucschar``, and ``private`` characters in the query)."""
+    pchar = rf"(?:[{unreserved}{_SUB_DELIMS}:@]|{_PCT})"
+    segment_nc = rf"(?:[{unreserved}{_SUB_DELIMS}@]|{_PCT})"
+    reg_name = rf"(?:[{unreserved}{_SUB_DELIMS}]|{_PCT})*"
+    userinfo = rf"(?:[{unreserved}{_SUB_DELIMS}:]|{_PCT})*"
+    ip_literal = rf"\[(?:{IPV6}|[vV][0-9A-Fa-f]+\.[{_UNRESERVED}{_SUB_DELIMS}:]+)\]"
+    authority = rf"(?:{userinfo}@)?(?:{reg_name}|{ip_literal})(?::[0-9]{{1,5}})?"
+    path_abempty = rf"(?:/{pchar}*)*"
+    query = rf"(?:\?(?:{pchar}|[/?{private}])*)?(?:#(?:{pchar}|[/?])*)?"
+    uri = rf"{_SCHEME}:(?://{authority}{path_abempty}|/?{pchar}+{path_abempty}|){query}"
+    relative = rf"(?://{authority}{path_abempty}|/(?:{pchar}+{path_abempty})?|{segment_nc}+{path_abempty}|)"
+    return uri, rf"(?:{uri}|{relative}{query})"
+
+
+URI, URI_REFERENCE = _uri_grammar(_UNRESERVED)
 
 
 def _expression(first: str, prefix_digits: int) -> str:
@@ -162,7 +167,12 @@ HOSTNAME_RFC = rf"{_LABEL_RFC}(?:\.{_LABEL_RFC})*"
 _QUOTED_LOCAL = r'"(?:[ !#-\[\]-~]|\\[ -~])*"'
 _ADDRESS_LITERAL = rf"\[(?:{IPV4}|IPv6:{IPV6}|[A-Za-z0-9-]*[A-Za-z0-9]:[!-Z^-~]+)\]"
 EMAIL_RFC = rf"(?:{_ATOM}(?:\.{_ATOM})*|{_QUOTED_LOCAL})@(?:{HOSTNAME_RFC}|{_ADDRESS_LITERAL})"
-_UCS = r"[\u00a0-\ud7ff\ue000-\ufdcf\ufdf0-\uffef]"  # ucschar and iprivate of the BMP
+# RFC 3987 ucschar (its planes 1-14 ranges end in FFFD) and iprivate, as class bodies
+_UCSCHAR = r"\u00a0-\ud7ff\uf900-\ufdcf\ufdf0-\uffef" + "".join(
+    rf"\U{p:04x}0000-\U{p:04x}fffd" for p in range(1, 15)
+)
+_IPRIVATE = r"\ue000-\uf8ff\U000f0000-\U000ffffd\U00100000-\U0010fffd"
+IRI, IRI_REFERENCE = _uri_grammar(_UNRESERVED + _UCSCHAR, _IPRIVATE)
 
 RFC_FORMATS: dict[str, str] = {
     **FORMATS,
@@ -173,7 +183,11 @@ RFC_FORMATS: dict[str, str] = {
     "host-name": HOSTNAME_RFC,
     "email": EMAIL_RFC,
     "idn-email": EMAIL_RFC,
-    "uri-template": rf"(?:{_TEMPLATE_LITERAL}|{_UCS}|{_PCT}|{_expression(rf'(?:[A-Za-z0-9_]|{_PCT})', 4)})*",
+    "iri": IRI,
+    "iri-reference": IRI_REFERENCE,
+    # an apostrophe too (RFC 6570 erratum 6937)
+    "uri-template": rf"(?:{_TEMPLATE_LITERAL}|['{_UCSCHAR}{_IPRIVATE}]|{_PCT}|{_expression(rf'(?:[A-Za-z0-9_]|{_PCT})', 4)})*",
+    "relative-json-pointer": rf"(?:0|[1-9][0-9]*)(?:#|{JSON_POINTER})",
 }
 _MAX_LENGTH = {"hostname": 253, "host-name": 253}  # RFC 1123 (exact mode's labels alone allow longer)
 
