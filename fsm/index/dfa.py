@@ -8,6 +8,8 @@ states no token sequence can finish are pruned, so a matcher never walks into a 
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from ..automata import ByteDFA
@@ -16,6 +18,8 @@ from ..limits import Deadline, Limits
 from ..vocabulary import TokenTrie, Vocabulary
 from .rows import FINISHED, Row, RowIndex
 from .token_walk import class_trie, walk_tokens
+
+_FOLD_AFTER_SECONDS = 0.004  # byte-trie walks past this: fold the trie for the next rows
 
 
 class DfaIndex(RowIndex):
@@ -40,6 +44,7 @@ class DfaIndex(RowIndex):
         """``deadline``: the compile's, for the work done here (default: ``limits.max_seconds`` from now)."""
         super().__init__(dfa, vocab, fingerprint, limits, n_classes=dfa.table.shape[1])
         self._class_trie: TokenTrie | None = None
+        self._byte_walks = 0.0  # seconds spent walking the byte trie, before the fold
         deadline = deadline or self.limits.deadline()
         if not self._all_states_reach_accept_by_single_bytes(deadline):
             # Some state needs a byte that is no token on its own: prune by token-level liveness.
@@ -47,7 +52,17 @@ class DfaIndex(RowIndex):
             self._prune_token_dead(deadline)
 
     def walk(self, states: np.ndarray, deadline: Deadline) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        return walk_tokens(self.dfa, states, self.trie, labels_are_classes=True, deadline=deadline)
+        if self._class_trie is not None:
+            return walk_tokens(self.dfa, states, self._class_trie, labels_are_classes=True, deadline=deadline)
+        # The byte trie first: folding it onto this DFA's classes costs several ms, more than all
+        # the rows of a small regex (an ISO date's take well under one each), so the fold is made
+        # once the walks have cost about as much (rows are the same either way).
+        t = time.perf_counter()
+        src, tok, end = walk_tokens(self.dfa, states, self.vocabulary.trie, deadline=deadline)
+        self._byte_walks += time.perf_counter() - t
+        if self._byte_walks > _FOLD_AFTER_SECONDS:
+            _ = self.trie
+        return src, tok, end
 
     @property
     def n_states(self) -> int:
@@ -57,6 +72,7 @@ class DfaIndex(RowIndex):
         """Compute every row now (ahead-of-time use), within ``deadline`` (default:
         ``limits.max_seconds`` from now); returns self."""
         with self._lock:
+            _ = self.trie  # every row: the fold pays
             self.fill_rows(self.missing_rows(), deadline)
         return self
 
