@@ -63,17 +63,13 @@ _ANNOTATIONS = {
 }
 
 # Keywords a validator of some draft checks a scalar against and `_keyword_valid` leaves to jsonschema
-# (combinators, references, draft 3's forms); any keyword in no draft's vocabulary is ignored by
+# (references, draft 3's forms); any keyword in no draft's vocabulary is ignored by
 # validators, so a literal passes it without loading jsonschema (seconds to import with the format
 # extras: a server's first enum check would stall on it).
 _DEFERRED = {
     "$ref",
     "$dynamicRef",
     "$recursiveRef",
-    "allOf",
-    "anyOf",
-    "oneOf",
-    "not",
     "if",
     "extends",
     "disallow",
@@ -97,18 +93,40 @@ def quick_valid(v: Any, flat: list[Loc], draft: int = 2020) -> bool | None:
     if t is None or t in ("array", "object"):
         return None
     for f in flat:
-        s = f.schema
-        if s is False:
-            return False
-        if s is True:
-            continue
-        for kw, arg in s.items():
-            if kw in _ANNOTATIONS or kw in OBJECT_KW or kw in ARRAY_KW:
-                continue
-            ok = _keyword_valid(v, t, kw, arg, s, draft)
-            if ok is not True:
-                return ok
+        ok = _scalar_valid(v, t, f.schema, draft)
+        if ok is not True:
+            return ok
     return True
+
+
+def _scalar_valid(v: Any, t: str, s: Any, draft: int) -> bool | None:
+    """Whether the scalar ``v`` validates against the schema ``s`` (no reference followed); None: ask jsonschema."""
+    if isinstance(s, bool):
+        return s
+    if not isinstance(s, dict):
+        return None
+    for kw, arg in s.items():
+        if kw in _ANNOTATIONS or kw in OBJECT_KW or kw in ARRAY_KW:
+            continue
+        ok = _keyword_valid(v, t, kw, arg, s, draft)
+        if ok is not True:
+            return ok
+    return True
+
+
+def _combined_valid(v: Any, t: str, kw: str, arg: Any, draft: int) -> bool | None:
+    """allOf / anyOf / oneOf / not over subschemas, for a scalar; None: some branch needs jsonschema."""
+    if kw == "not":
+        r = _scalar_valid(v, t, arg, draft)
+        return None if r is None else not r
+    if not isinstance(arg, list):
+        return None
+    results = [_scalar_valid(v, t, sub, draft) for sub in arg]
+    if kw == "allOf" and False in results:
+        return False
+    if None in results:
+        return None
+    return all(results) if kw == "allOf" else any(results) if kw == "anyOf" else sum(results) == 1
 
 
 def _keyword_valid(v: Any, t: str, kw: str, arg: Any, s: dict, draft: int) -> bool | None:
@@ -140,6 +158,8 @@ def _keyword_valid(v: Any, t: str, kw: str, arg: Any, s: dict, draft: int) -> bo
         return _number_valid(v, t, kw, arg, s)
     if kw == "format":
         return None if t == "string" and isinstance(arg, str) and format_node(arg) is not None else True
+    if kw in ("allOf", "anyOf", "oneOf", "not"):
+        return _combined_valid(v, t, kw, arg, draft)
     if kw in _DEFERRED:
         return None
     # then/else without if, dependencies, or a keyword of no vocabulary: nothing a scalar can fail

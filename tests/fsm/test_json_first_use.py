@@ -32,3 +32,19 @@ def test_literals_against_unknown_and_deferred_keywords():
     schema = {"enum": ["x", "yy"], "anyOf": [{"maxLength": 1}, {"const": 7}]}
     dfa = JsonSchema(schema).to_dfa()
     assert [dfa.accepts(compact(v).encode()) for v in ("x", "yy")] == [True, False]
+
+
+_PROBE_COMBINED = """
+import sys, fsm
+schema = {"enum": ["a", "bb", "ccc", 4], "anyOf": [{"maxLength": 1}, {"type": "integer"}],
+          "not": {"const": "a"}, "allOf": [{"oneOf": [{"type": "string"}, {"minimum": 3}]}]}
+dfa = fsm.JsonSchema(schema).to_dfa()
+print([d for d in ('"a"', '"bb"', '"ccc"', "4") if dfa.accepts(d.encode())], "jsonschema" in sys.modules)
+"""
+
+
+def test_enum_under_combinators_needs_no_jsonschema_import():
+    out = subprocess.run(
+        [sys.executable, "-c", _PROBE_COMBINED], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.split() == ["['4']", "False"]
