@@ -31,7 +31,7 @@ import enum
 import re
 from functools import cache
 
-from .language import EMPTY, Cls, Node, alt, cls, lit, rep, seq
+from .language import EMPTY, Cls, Node, alt, cls, lit, opt, rep, seq
 from .ranges import ANY_CHAR, Ranges, complement, normalize_ranges
 
 
@@ -102,10 +102,15 @@ def _ascii_category(cat, over: bool) -> Ranges:
 
 
 class Flavor(enum.Enum):
-    """Which regex dialect a pattern is read in (see the module docstring)."""
+    """Which regex dialect a pattern is read in (see the module docstring).
+
+    ``ECMA_WIDEST`` is the other bound of a JSON Schema ``pattern``: what *any* of the readings
+    (Python's, ECMA's) may match — its complement is what no reading matches.
+    """
 
     ASCII = "ascii"
     ECMA = "ecma"
+    ECMA_WIDEST = "ecma-widest"
 
 
 def fold(ranges) -> Ranges:
@@ -148,10 +153,14 @@ class Translator:
     def __init__(self, flavor: Flavor):
         self.flavor = flavor
         ecma = flavor is Flavor.ECMA
+        self._widest = flavor is Flavor.ECMA_WIDEST
         self._dot = normalize_ranges(complement(_LINE_TERMINATORS) if ecma else ((0, 9), (11, 0x10FFFF)))
-        self._category = _ecma_category if ecma else _ascii_category
+        if self._widest:  # every engine's members: the other approximation of each category
+            self._category = lambda cat, negate: _ecma_category(cat, not negate)
+        else:
+            self._category = _ecma_category if ecma else _ascii_category
         # ECMA has no inline flags: (?m) would turn the search anchors into line anchors
-        self._rejected_flags = re.MULTILINE | re.VERBOSE if ecma else 0
+        self._rejected_flags = re.MULTILINE | re.VERBOSE if ecma or self._widest else 0
 
     def translate(self, parsed, search: bool = False) -> Node:
         """The language of ``parsed``: full match, or ``re.search`` semantics with ``search``.
@@ -191,7 +200,7 @@ class Translator:
 
     def _item(self, op, av, flags: int) -> Node:
         if op is _c.LITERAL:
-            if self.flavor is Flavor.ECMA and not flags & re.IGNORECASE:
+            if self.flavor is not Flavor.ASCII and not flags & re.IGNORECASE:
                 return lit(chr(av))
             return self._chars(((av, av),), flags)
         if op is _c.NOT_LITERAL:
@@ -244,8 +253,8 @@ class Translator:
         while items and items[-1][0] is _c.AT and items[-1][1] in (_c.AT_END, _c.AT_END_STRING):
             items.pop()
             end = True
-        if end:
-            return self._seq(items, flags)
+        if end:  # Python's $ also matches before a final newline
+            return seq(self._seq(items, flags), opt(lit("\n"))) if self._widest else self._seq(items, flags)
         if items and items[-1][0] is _c.BRANCH:
             return seq(
                 self._seq(items[:-1], flags), alt(*[self._tail(b, flags, free) for b in items[-1][1][1]])

@@ -209,10 +209,11 @@ def _key_regions(
     for i, (f, p) in enumerate(pats):
         try:
             inside = _auto(small_dfa(pattern_node(p), budget))
+            # keys some regex reading matches and another does not are in neither part: not generated
+            outside = _auto(complement_dfa(small_dfa(pattern_node(p, widest=True), budget)))
         except UnsupportedSchema as exc:
             t.unsupported("patternProperties", f, str(exc))
             continue  # lenient: the pattern is ignored
-        outside = _auto(complement_dfa(small_dfa(inside, budget)))
         split = []
         for matched, lang in regions:
             for m, part in ((matched | {i}, inside), (matched, outside)):

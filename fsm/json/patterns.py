@@ -36,10 +36,11 @@ from ..automata import (
 from ..errors import UnsupportedSchema
 
 _ECMA = Translator(Flavor.ECMA)
+_WIDEST = Translator(Flavor.ECMA_WIDEST)
 
 
 @lru_cache(maxsize=4096)
-def _cached(pattern: str, search: bool) -> Node:
+def _cached(pattern: str, search: bool, widest: bool) -> Node:
     try:
         parsed = parse_regex(to_python_syntax(pattern))
     except re.error as exc:
@@ -49,7 +50,7 @@ def _cached(pattern: str, search: bool) -> Node:
     except (RecursionError, OverflowError):
         raise UnsupportedSchema(f"pattern {pattern[:80]!r} is too deeply nested", "pattern") from None
     try:
-        return _ECMA.translate(parsed, search)
+        return (_WIDEST if widest else _ECMA).translate(parsed, search)
     except UnknownCategory as exc:
         raise UnsupportedSchema(str(exc), "pattern") from None
     except Untranslatable as exc:
@@ -58,8 +59,12 @@ def _cached(pattern: str, search: bool) -> Node:
         ) from None
 
 
-def pattern_node(pattern: str, search: bool = True) -> Node:
+def pattern_node(pattern: str, search: bool = True, widest: bool = False) -> Node:
     """The decoded strings ``pattern`` accepts: ``re.search`` semantics, or full match with ``search=False``.
+
+    Where Python and ECMA-262 read a pattern differently (``\\d`` on non-ASCII digits, ``.`` on
+    ``\\r``), the strings both readings match; with ``widest``, those either reading matches (so its
+    complement is what no reading matches).
 
     >>> import re
     >>> from fsm.automata import to_regex
@@ -68,4 +73,4 @@ def pattern_node(pattern: str, search: bool = True) -> Node:
     """
     if not isinstance(pattern, str):
         raise UnsupportedSchema(f"pattern must be a string, got {type(pattern).__name__}", "pattern")
-    return _cached(pattern, search)
+    return _cached(pattern, search, widest)

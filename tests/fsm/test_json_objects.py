@@ -178,3 +178,16 @@ def test_overlapping_patterns_from_several_schemas_meet_on_shared_keys(vocab, to
         index = fsm.compile(JsonSchema(schema, exact=exact), vocab, cache=False)
         for obj in [{"xy": 3}, {"xy": 2}, {"xy": 3.5}, {"x": 1}, {"x": "s"}, {"zy": 9}, {"q": "s"}, {"q": 1}]:
             assert accepts(index, compact(obj), tokenizer) == v.is_valid(obj), (exact, obj)
+
+
+def test_keys_the_regex_readings_disagree_on_are_not_generated(vocab, tokenizer):
+    """Python's \\d matches "٣", ECMA's does not: such a key is in neither region, so it never gets a
+    value only one reading allows."""
+    schema = {"type": "object", "patternProperties": {r"^\d$": {"type": "integer"}}}
+    v = validator(schema)
+    index = fsm.compile(JsonSchema(schema, exact=True), vocab, cache=False)
+    for text in ['{"٣":"x"}', '{"3":"x"}', '{"3\\n":"x"}']:
+        assert not v.is_valid(json.loads(text))
+        assert not accepts(index, text, tokenizer), text
+    for text in ['{"3":1}', '{"a":"x"}']:
+        assert accepts(index, text, tokenizer), text
