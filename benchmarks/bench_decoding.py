@@ -10,16 +10,17 @@ Sections (``--sections``, default: all that exist):
               Same prompts, same watermark, same temperature; both also run unmarked (false positives).
               Reported: mean z marked / unmarked per pipeline, the counted positions, and the largest
               unmarked z (target: ours marked >= peer marked, no unmarked above 4).
-  speculative draft="prompt" (prompt lookup) vs plain greedy decoding on six copy/extraction prompts
-              in one batch of 6 (JSON whose string values are copied from the prompt): forward passes
-              of the batch (the most any row took part in), wall time (median of interleaved runs
-              after a warm-up), whether every row's tokens are the same (target: passes <= 0.6x,
-              wall lower, same tokens).
+  speculative draft="prompt" (prompt lookup) and a draft model (the default model's first
+              --draft-layers layers, Model.truncated) vs plain greedy decoding on six copy/extraction
+              prompts in one batch of 6 (JSON whose string values are copied from the prompt): forward
+              passes of the batch (the most any row took part in; the draft model's own passes apart),
+              wall time (median of interleaved runs after a warm-up), whether every row's tokens are
+              the same (target: passes <= 0.6x, wall lower, same tokens).
   beam        our beam search (all prompts x beams in one batch) vs HF generate(num_beams=k) with our
               guide.LogitsProcessor prompt by prompt: wall-time ratio, top beams equal.
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_decoding.py [--sections watermark]
-        [--prompts 6] [--temperature 0.7] [--bias 2.0]
+        [--prompts 6] [--temperature 0.7] [--bias 2.0] [--draft-layers 20]
 """
 
 from __future__ import annotations
@@ -180,32 +181,42 @@ def interleaved(runs: dict, repeats: int) -> tuple[dict, dict]:
 
 
 def speculative_section(model: guide.Model, args: argparse.Namespace) -> dict:
-    """Prompt-lookup speculative decoding vs plain greedy decoding, batch 6, same tokens."""
+    """Speculative decoding vs plain greedy decoding, batch 6, same tokens: prompt lookup, and a draft
+    model (the default model truncated to its first ``--draft-layers`` layers, `Model.truncated`)."""
     index = fsm.compile(fsm.JsonSchema(RECORD), model.vocabulary)
     prompts = [model.chat(f"Extract name, city and job title as JSON from: {t}") for t in TEXTS]
     n = args.new_tokens
+    draft = model.truncated(args.draft_layers)
     med, outs = interleaved(
         {
             "plain": lambda: guide.generate(model, prompts, index, max_new_tokens=n),
             "speculative": lambda: guide.generate(model, prompts, index, max_new_tokens=n, draft="prompt"),
+            "model_draft": lambda: guide.generate(model, prompts, index, max_new_tokens=n, draft=draft),
         },
         args.repeats,
     )
-    plain, spec = outs["plain"], outs["speculative"]
+    plain = outs["plain"]
     passes = {k: max(c.stats.forward_passes for c in v) for k, v in outs.items()}
-    return {
+    result: dict = {
         "batch": len(prompts),
         "tokens": sum(len(c.token_ids) for c in plain),
-        "same_tokens": all(a.token_ids == b.token_ids for a, b in zip(plain, spec, strict=True)),
         "plain_forward_passes": passes["plain"],
-        "speculative_forward_passes": passes["speculative"],
-        "forward_pass_ratio": round(passes["speculative"] / passes["plain"], 3),
-        "drafted": sum(c.stats.draft_tokens for c in spec),
-        "accepted": sum(c.stats.accepted_draft_tokens for c in spec),
         "plain_seconds": round(med["plain"], 2),
-        "speculative_seconds": round(med["speculative"], 2),
-        "wall_ratio": round(med["speculative"] / med["plain"], 3),
     }
+    for k in ("speculative", "model_draft"):
+        spec = outs[k]
+        result[k] = {
+            "same_tokens": all(a.token_ids == b.token_ids for a, b in zip(plain, spec, strict=True)),
+            "forward_passes": passes[k],
+            "forward_pass_ratio": round(passes[k] / passes["plain"], 3),
+            "drafted": sum(c.stats.draft_tokens for c in spec),
+            "accepted": sum(c.stats.accepted_draft_tokens for c in spec),
+            "draft_forward_passes": max(c.stats.draft_forward_passes for c in spec),
+            "seconds": round(med[k], 2),
+            "wall_ratio": round(med[k] / med["plain"], 3),
+        }
+    result["model_draft"]["draft_layers"] = f"{args.draft_layers}/{model.hf.config.num_hidden_layers}"
+    return result
 
 
 def beam_section(model: guide.Model, args: argparse.Namespace) -> dict:
@@ -263,6 +274,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3, help="speculative/beam: timed runs per side")
     ap.add_argument("--new-tokens", type=int, default=96, help="speculative/beam: max_new_tokens")
     ap.add_argument("--beams", type=int, default=3, help="beam: num_beams")
+    ap.add_argument("--draft-layers", type=int, default=20, help="speculative: the draft model's layers")
     args = ap.parse_args()
     model = guide.load()
     for name in args.sections.split(","):

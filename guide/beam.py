@@ -15,7 +15,9 @@ top beam is the one ``hf.generate(num_beams=k, logits_processor=[guide.LogitsPro
 
 A matcher is forked with ``copy()`` when a beam forks (no recompilation), and the KV cache is
 gathered in place with ``session.reorder``. A finished constraint allows only EOS, so constrained
-beams end with EOS as in HF. Jump-forward does not apply: a forced token's log-probability is part
+beams end with EOS as in HF. A `guide.Watermark` adds its green-list bias to each beam's masked
+log-probabilities, seeded by that beam's own tokens, as transformers' watermark processor does inside
+its beam search. Jump-forward does not apply: a forced token's log-probability is part
 of the beam's score, so it costs its step.
 """
 
@@ -31,6 +33,7 @@ import fsm
 from .constraints import TokenMatcher
 from .masks import NEG_INF, MaskBuffer, forbid_padding_ids
 from .sources import LogitsSource
+from .watermark import Watermark, context_tail
 
 _PENALTY = -1.0e9  # HF's "never choose this" offset (not -inf: sums must stay comparable)
 
@@ -99,6 +102,7 @@ def beam_search(
     matchers: Sequence[TokenMatcher | None],
     max_new: Sequence[int],
     options: BeamOptions,
+    watermark: Watermark | None = None,
 ) -> list[list[Hypothesis]]:
     """Beam-search every prompt in one batch; per prompt, up to ``num_return_sequences`` hypotheses, best first.
 
@@ -140,6 +144,10 @@ def beam_search(
         for p in active:
             p.passes += 1
         scores = _log_probs(logits, [b for p in active for b in p.beams], masks, vocab.n_tokens)
+        if watermark is not None:  # HF adds a processor's bias to the log-probs a beam's score sums
+            width = watermark.context_width
+            contexts = [context_tail(prompt_ids[p.index], b.ids, width) for p in active for b in p.beams]
+            scores = watermark.apply(scores, contexts)
         width = scores.shape[-1]
         acc = (scores.view(a, k, width) + running[:, :, None]).view(a, k * width)
         top_scores, top_idx = torch.topk(acc, 2 * k)

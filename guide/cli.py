@@ -81,6 +81,9 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
         "seed",
         "stop",
         "system",
+        "num_beams",
+        "draft",
+        "num_draft_tokens",
     ):
         value = getattr(args, name)
         if value is not None:

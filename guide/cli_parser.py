@@ -32,6 +32,18 @@ def number(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
 
 
+def draft_kind(text: str) -> str:
+    """An argparse type: a ``--draft`` value, "prompt" or "layers:N" with N >= 1.
+
+    >>> draft_kind("layers:10")
+    'layers:10'
+    """
+    head, _, n = text.partition(":")
+    if text == "prompt" or (head == "layers" and n.isdigit() and int(n) >= 1):
+        return text
+    raise argparse.ArgumentTypeError(f"expected 'prompt' or 'layers:N' (N >= 1), got {text!r}")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for docs and tests)."""
     common = argparse.ArgumentParser(add_help=False)
@@ -71,6 +83,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     g.add_argument(
         "--watermark-bias", type=number, default=2.0, metavar="B", help="watermark logit bias (default: 2.0)"
+    )
+    g.add_argument(
+        "--num-beams",
+        type=positive_int,
+        metavar="K",
+        help="beam search with K beams (deterministic; no sampling options or stop strings)",
+    )
+    g.add_argument(
+        "--draft",
+        type=draft_kind,
+        metavar="KIND",
+        help="speculative decoding: 'prompt' (prompt lookup) or 'layers:N' (the model's first N layers "
+        "as the draft); same output as without when greedy",
+    )
+    g.add_argument(
+        "--num-draft-tokens", type=positive_int, metavar="N", help="most tokens drafted per step (default: 8)"
     )
     io = common.add_argument_group("input and output")
     io.add_argument("--input", "-i", metavar="FILE.jsonl", help="batch: one prompt per line ('-' = stdin)")

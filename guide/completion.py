@@ -19,6 +19,7 @@ class DecodeStats:
     forward_passes: int = 0
     draft_tokens: int = 0
     accepted_draft_tokens: int = 0
+    draft_forward_passes: int = 0
 
 
 @dataclass

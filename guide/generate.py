@@ -15,6 +15,9 @@ import fsm
 from .beam import BeamOptions, Hypothesis, beam_search
 from .completion import FINISH_REASONS, Completion, DecodeStats
 from .constraints import Constraint
+from .guidance.combination import Combination
+from .guidance.errors import GuidanceError
+from .guidance.views import resolve
 from .inputs import Prompts, budgets, is_batch, matchers, prompt_ids
 from .loop import Runner, take_piece
 from .sources import LogitsSource
@@ -37,14 +40,19 @@ _PARAMETERS_DOC = """
     forces without sampling it. ``num_beams`` > 1: beam search (`guide.beam`; deterministic, no stop
     strings, no sampling options, no jump-forward) with ``length_penalty``, ``early_stopping`` (True,
     False or "never") and ``num_return_sequences`` hypotheses per prompt in `Completion.beams`;
-    ``stream`` then yields each prompt's text once it is done. ``draft="prompt"``: speculative decoding
-    (`guide.speculative`) with up to ``num_draft_tokens`` drafted per step by prompt lookup; greedy output
-    is the same as without, sampled output has the same distribution (temperature only; `DecodeStats`
-    counts forward passes and accepted draft tokens). ``sampling``: temperature, top_k, top_p, min_p, typical_p,
-    mirostat_tau, mirostat_eta, repetition_penalty, frequency_penalty, presence_penalty, logit_bias —
-    each a scalar or a per-prompt list (see `guide.sampling`). ``watermark``: a `guide.Watermark`
-    whose green-list bias is added to every row's masked logits (detect with `guide.detect_watermark`;
-    not with beam search or draft= yet).
+    ``stream`` then yields each prompt's text once it is done. ``draft``: speculative decoding
+    (`guide.speculative_loop`) with up to ``num_draft_tokens`` drafted per step — ``"prompt"`` (prompt
+    lookup), ``"layers:N"`` (the target `guide.Model` truncated to N layers, `Model.truncated`) or a draft
+    model sharing the target's vocabulary (`guide.drafts`); greedy output is the same as without, sampled
+    output has the same distribution (temperature only; `DecodeStats` counts forward passes and accepted
+    draft tokens). Beam search and drafts need a source whose sessions reorder and cut their cache: a
+    `guide.Model` or a `Prompted` view, not a guidance combination (`GuidanceError` at the call).
+    ``sampling``: temperature, top_k, top_p, min_p, typical_p, mirostat_tau, mirostat_eta,
+    repetition_penalty, frequency_penalty, presence_penalty, logit_bias — each a scalar or a per-prompt
+    list (see `guide.sampling`). ``watermark``: a `guide.Watermark` whose green-list bias is added to
+    every row's masked logits (detect with `guide.detect_watermark`), to each beam's masked
+    log-probabilities with beam search, and to both the target's and the draft model's masked
+    distributions with drafts.
 """
 
 
@@ -60,7 +68,7 @@ def stream(
     length_penalty: float = 1.0,
     early_stopping: bool | str = False,
     num_return_sequences: int = 1,
-    draft: str | None = None,
+    draft: object = None,
     num_draft_tokens: int = 8,
     watermark: Watermark | None = None,
     **sampling: Any,
@@ -75,14 +83,18 @@ def stream(
     ', there was a little girl named Lily...'
     """
     batch = is_batch(prompts)
-    if watermark is not None and (num_beams > 1 or num_return_sequences > 1 or draft is not None):
-        raise ValueError(
-            "watermark= works with sampling and greedy decoding, not yet with beam search or draft="
-        )
+    _check_session_operations(source, num_beams > 1 or num_return_sequences > 1, draft is not None)
     if num_beams > 1 or num_return_sequences > 1:
         beams = BeamOptions(num_beams, length_penalty, early_stopping, num_return_sequences)
         done = _beam_completions(
-            source, prompts if batch else [prompts], constraint, max_new_tokens, stop, sampling, beams
+            source,
+            prompts if batch else [prompts],
+            constraint,
+            max_new_tokens,
+            stop,
+            sampling,
+            beams,
+            watermark,
         )
         for i, c in enumerate(done):
             if c.text:
@@ -115,7 +127,7 @@ def generate(
     length_penalty: float = 1.0,
     early_stopping: bool | str = False,
     num_return_sequences: int = 1,
-    draft: str | None = None,
+    draft: object = None,
     num_draft_tokens: int = 8,
     watermark: Watermark | None = None,
     **sampling: Any,
@@ -157,6 +169,23 @@ stream.__doc__ = (stream.__doc__ or "") + _PARAMETERS_DOC
 generate.__doc__ = (generate.__doc__ or "") + _PARAMETERS_DOC
 
 
+def _check_session_operations(source: LogitsSource, beams: bool, drafts: bool) -> None:
+    """Refuse, at the call, beam search or drafts on a guidance combination: its steps combine several
+    models' logits and truncate after the mask, so a beam fork or a drafted position would need every
+    participant's cache reordered or cut and the method's state per position; the cost buys nothing
+    the plain loop cannot give (see docs/decoding.md)."""
+    if not (beams or drafts):
+        return
+    root, _ = resolve(source)
+    if isinstance(root, Combination):
+        what = "num_beams > 1 (beam search)" if beams else "draft= (speculative decoding)"
+        raise GuidanceError(
+            f"{what} does not work with a guidance source ({type(root).__name__}): its sessions combine "
+            "several models and truncate after the constraint mask step by step, and cannot reorder "
+            "beams or verify and cut drafts; use sampling or greedy decoding with it"
+        )
+
+
 # -- beam search -------------------------------------------------------------------------------------
 
 
@@ -168,6 +197,7 @@ def _beam_completions(
     stop: str | Sequence[str] | None,
     sampling: dict[str, Any],
     options: BeamOptions,
+    watermark: Watermark | None = None,
 ) -> list[Completion]:
     """Beam-search every prompt in one batch (see `guide.beam`); one `Completion` per prompt."""
     if stop is not None:
@@ -185,7 +215,7 @@ def _beam_completions(
     ids = [prompt_ids(source, p, i) for i, p in enumerate(prompts)]
     max_new = budgets(max_new_tokens, n)
     vocab = source.vocabulary
-    found = beam_search(source, ids, matchers(constraint, n, vocab), max_new, options)
+    found = beam_search(source, ids, matchers(constraint, n, vocab), max_new, options, watermark)
     eos = frozenset(vocab.eos_token_ids)
     out = []
     for hyps in found:

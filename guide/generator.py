@@ -44,6 +44,9 @@ _LOOP_OPTIONS = (
     "num_beams",
     "length_penalty",
     "early_stopping",
+    "num_return_sequences",
+    "draft",
+    "num_draft_tokens",
     "watermark",
 )
 _PROMPT_OPTIONS = ("raw", "system")

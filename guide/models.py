@@ -7,6 +7,7 @@ layout (what ``torch.compile`` does on CPU) because small-batch decoding is domi
 
 from __future__ import annotations
 
+import copy
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -139,6 +140,50 @@ class Model:
         torch.Size([2, 49152])
         """
         return ModelSession.start(self.hf, prompts, self._pad_id, self.vocabulary.size)
+
+    def truncated(self, n_layers: int) -> Model:
+        """This model with only its first ``n_layers`` decoder layers: a self-speculative (layer-skip)
+        draft for ``guide.generate(..., draft=...)`` with the same tokenizer, embeddings, final norm and
+        head. The layers are shared, not copied (no extra memory); a draft of ``n`` of ``L`` layers
+        costs about ``n / L`` of a forward pass plus the head. Needs a decoder stack at ``hf.model.layers``
+        (Llama, Mistral, Qwen, SmolLM and their kin).
+
+        >>> draft = guide.load().truncated(8)                                 # doctest: +SKIP
+        >>> guide.generate(model, prompt, constraint, draft=draft)            # doctest: +SKIP
+        """
+        body = getattr(self.hf, "model", None)
+        layers = getattr(body, "layers", None)
+        if not isinstance(body, torch.nn.Module) or not isinstance(layers, torch.nn.ModuleList):
+            raise ValueError(
+                f"cannot truncate {type(self.hf).__name__}: it has no decoder stack at hf.model.layers"
+            )
+        if not isinstance(n_layers, int) or not 1 <= n_layers < len(layers):
+            raise ValueError(f"n_layers must be an int in [1, {len(layers) - 1}], got {n_layers!r}")
+        config = copy.deepcopy(self.hf.config)
+        config.num_hidden_layers = n_layers  # the decoder loop and the KV cache read it
+        if getattr(config, "layer_types", None):
+            config.layer_types = list(config.layer_types)[:n_layers]
+        # New containers built on the meta device (no weights allocated), then given the original's
+        # submodules: the weights (packed or not) are shared, only the layer list is shorter.
+        with torch.device("meta"):
+            draft_body = type(body)(config)
+            hf = type(self.hf)(config)
+        for name, child in body.named_children():
+            setattr(
+                draft_body, name, torch.nn.ModuleList(list(layers)[:n_layers]) if child is layers else child
+            )
+        for name, child in self.hf.named_children():
+            setattr(hf, name, draft_body if child is body else child)
+        hf.generation_config = self.hf.generation_config
+        hf.eval()
+        return Model(
+            hf,
+            self.tokenizer,
+            self.vocabulary,
+            name=f"{self.name}[:{n_layers} layers]",
+            packed=self.packed,
+            _pad_id=self._pad_id,
+        )
 
     def __repr__(self) -> str:
         return f"Model({self.name!r}, device={self.device}, dtype={self.dtype}, vocab={self.vocabulary.size})"

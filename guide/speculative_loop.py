@@ -1,9 +1,11 @@
 """Speculative decoding in the batched loop: `SpeculativeRunner` verifies drafts in one forward pass per step.
 
-Each step feeds every row's committed tokens plus a draft (`guide.speculative` for the drafting and the
-acceptance rule) through ``session.extend``, checks the draft position by position against the row's
-masked target distribution, commits the accepted prefix and one more token, and cuts the rejected
-positions from the KV cache with ``session.forget``; the row's matcher never sees a rejected token.
+Each step drafts for every row — by prompt lookup, or from a draft model (`guide.drafts.ModelDrafter`)
+in one batch — then feeds each row's committed tokens plus its draft through ``session.extend``,
+checks the draft position by position against the row's masked target distribution with the
+acceptance rule (`guide.speculative`), commits the accepted prefix and one more token, and cuts the
+rejected positions from the KV cache with ``session.forget`` (and from the draft model's); the row's
+matcher never sees a rejected token.
 """
 
 from __future__ import annotations
@@ -17,12 +19,14 @@ import torch
 import fsm
 
 from .constraints import Constraint
+from .drafts import Draft, DraftRow, ModelDrafter
 from .loop import Row, Runner, pad
 from .masks import forbid_padding_ids
+from .models import Model
 from .sampling import SamplingParams, check_logits
 from .sources import LogitsSource
 from .speculative import SpeculativeOptions, accept_or_resample, choose, prompt_lookup
-from .watermark import Watermark
+from .watermark import Watermark, context_tail
 
 
 class SpeculativeRunner(Runner):
@@ -50,6 +54,11 @@ class SpeculativeRunner(Runner):
         )
         self.speculative = speculative
         check_speculative_sampling(self.params)
+        self.drafter = (
+            None
+            if speculative.draft == "prompt"
+            else ModelDrafter(draft_model(speculative, source), self.vocab, jump_forward, watermark)
+        )
 
     def steps(self) -> Iterator[list[Row]]:
         """Sample the first token from the prefill, then verify drafts: one forward pass per step."""
@@ -79,6 +88,8 @@ class SpeculativeRunner(Runner):
                 return
             if len(alive) < len(self.active):
                 batch.session.keep(torch.as_tensor(alive, dtype=torch.long))
+                if self.drafter is not None:
+                    self.drafter.keep(torch.as_tensor(alive, dtype=torch.long))
                 self.active = [self.active[i] for i in alive]
                 pending = [pending[i] for i in alive]
             pending = yield from self._speculate(pending)
@@ -89,21 +100,46 @@ class SpeculativeRunner(Runner):
         batch = self.batch
         assert batch is not None and self.speculative is not None
         rows = self.active
-        drafts = [self._draft(r, p) for r, p in zip(rows, pending, strict=True)]
-        feeds = [p + d for p, d in zip(pending, drafts, strict=True)]
+        drafts = self._drafts(rows)
+        feeds = [p + d.tokens for p, d in zip(pending, drafts, strict=True)]
         fed, lengths = pad(feeds, max(len(f) for f in feeds))
         logits = batch.session.extend(fed, lengths)
         forget, after = [], []
         for i, row in enumerate(rows):
             row.stats.forward_passes += 1
-            row.stats.draft_tokens += len(drafts[i])
+            row.stats.draft_tokens += len(drafts[i].tokens)
             nxt, cut = self._verify(row, logits[i], len(pending[i]) - 1, drafts[i])
-            self._adapt_draft_length(row, len(drafts[i]), cut)
+            self._adapt_draft_length(row, len(drafts[i].tokens), cut)
             after.append(nxt)
             forget.append(cut)
         batch.session.forget(torch.as_tensor(forget, dtype=torch.long))
+        if self.drafter is not None:
+            self.drafter.settle([len(d.tokens) - c for d, c in zip(drafts, forget, strict=True)])
         yield rows
         return after
+
+    def _budget(self, row: Row) -> int:
+        opts = self.speculative
+        return min(self.draft_len.get(row.index, opts.num_draft_tokens), row.max_new - len(row.ids))
+
+    def _drafts(self, rows: list[Row]) -> list[Draft]:
+        """Each row's draft: by prompt lookup, or from the draft model in one batch."""
+        if self.drafter is None:
+            return [Draft(self._draft(r)) for r in rows]
+        asks = [
+            DraftRow(
+                self.prompt_ids[r.index] + r.ids,
+                r.matcher,
+                self._budget(r),
+                self.params[r.index].effective_temperature,
+                self.generators[r.index],
+            )
+            for r in rows
+        ]
+        drafts = self.drafter.propose(asks)
+        for r, passes in zip(rows, self.drafter.passes, strict=True):
+            r.stats.draft_forward_passes += passes
+        return drafts
 
     def _adapt_draft_length(self, row: Row, drafted: int, cut: int) -> None:
         """Lengthen a row's drafts while they are accepted whole, shorten them to what was accepted
@@ -117,12 +153,11 @@ class SpeculativeRunner(Runner):
         grown = min(opts.num_draft_tokens, current + 2) if cut == 0 else max(1, accepted + 1)
         self.draft_len[row.index] = grown
 
-    def _draft(self, row: Row, pending: list[int]) -> list[int]:
-        """Prompt-lookup draft after ``pending``, cut at the first token the constraint forbids and
-        at the budget; tokens the constraint then forces join it."""
+    def _draft(self, row: Row) -> list[int]:
+        """Prompt-lookup draft after the committed ids, cut at the first token the constraint forbids
+        and at the budget; tokens the constraint then forces join it."""
         opts = self.speculative
-        assert opts is not None
-        budget = min(self.draft_len.get(row.index, opts.num_draft_tokens), row.max_new - len(row.ids))
+        budget = self._budget(row)
         if budget <= 0:
             return []
         context = self.prompt_ids[row.index] + row.ids
@@ -154,33 +189,61 @@ class SpeculativeRunner(Runner):
             room -= len(forced)
         return out
 
-    def _verify(self, row: Row, logits: torch.Tensor, first: int, draft: list[int]) -> tuple[list[int], int]:
+    def _verify(self, row: Row, logits: torch.Tensor, first: int, draft: Draft) -> tuple[list[int], int]:
         """Check ``draft`` against the target; commit the accepted prefix and one more token.
 
         Returns the row's next pending tokens and how many drafted tokens to cut from the cache."""
         temperature = self.params[row.index].effective_temperature
         generator = self.generators[row.index]
         n_text, token_bytes = self.vocab.n_tokens, self.token_bytes
-        for j, d in enumerate(draft):
+        tokens = draft.tokens
+        for j, d in enumerate(tokens):
             target = self._masked(row, logits[first + j])
-            accepted, t = accept_or_resample(target, d, temperature, generator)
+            q = draft.probs[j] if draft.probs is not None else None
+            accepted, t = accept_or_resample(target, d, temperature, generator, q)
             jumped = self.commit(row, t, token_bytes, n_text)
             if not accepted:
-                return [t, *jumped], len(draft) - j
+                return [t, *jumped], len(tokens) - j
             row.stats.accepted_draft_tokens += 1
             if row.finish is not None or jumped:
-                return jumped, len(draft) - j - 1
-        t = choose(self._masked(row, logits[first + len(draft)]), temperature, generator)
+                return jumped, len(tokens) - j - 1
+        t = choose(self._masked(row, logits[first + len(tokens)]), temperature, generator)
         return [t, *self.commit(row, t, token_bytes, n_text)], 0
 
     def _masked(self, row: Row, logits: torch.Tensor) -> torch.Tensor:
-        """One position's logits with padding ids and what the row's constraint forbids at -inf."""
+        """One position's logits with padding ids and what the row's constraint forbids at -inf, plus
+        the watermark's bias seeded by what the row committed so far (as the plain loop adds it)."""
         out = logits[None].clone()
         check_logits(out)
         forbid_padding_ids(out, self.vocab.n_tokens)
         if row.matcher is not None:
             self.batch.masks.apply(out, [0], [row.matcher])  # type: ignore[union-attr]
+        if self.watermark is not None:
+            context = context_tail(self.prompt_ids[row.index], row.ids, self.watermark.context_width)
+            out = self.watermark.apply(out, [context])
         return out[0]
+
+
+def draft_model(options: SpeculativeOptions, target: LogitsSource) -> LogitsSource:
+    """The draft model ``options`` name for ``target``: "layers:N" truncates the target (a
+    `guide.Model`), a Hugging Face causal LM is wrapped with the target's tokenizer, a source is used
+    as it is (its vocabulary is checked against the target's when drafting starts).
+
+    >>> draft_model(SpeculativeOptions("layers:10"), model).name   # doctest: +SKIP
+    '...[:10 layers]'
+    """
+    layers = options.draft_layers
+    if layers is not None:
+        if not isinstance(target, Model):
+            raise ValueError(
+                f'draft="layers:N" truncates the target model, which must be a guide.Model; got '
+                f"{type(target).__name__} (pass a draft model instead)"
+            )
+        return target.truncated(layers)
+    draft = options.draft
+    if callable(getattr(draft, "prefill", None)):
+        return draft  # type: ignore[return-value]
+    return Model.from_hf(draft, target.tokenizer)  # type: ignore[arg-type]
 
 
 def check_speculative_sampling(params: Sequence[SamplingParams]) -> None:

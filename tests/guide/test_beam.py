@@ -137,3 +137,17 @@ def test_session_reorder_and_forget(model):
     ref, _ = model.prefill([prompts[0] + [11], prompts[1] + [21]])
     want = ref.decode(torch.tensor([[14], [24]]))
     assert torch.allclose(got, want, atol=1e-3)
+
+
+def test_watermarked_beams_equal_hf_beam_search_with_its_watermark(model, index):
+    # HF runs its watermark processor on the log-probs each beam's score sums; ours adds the same bias
+    wm = guide.Watermark(bias=3.0, hashing_key=11)
+    prompts = [model.chat(f"Extract the name and age as JSON: {t}") for t in TEXTS[:2]]
+    ours = guide.generate(model, prompts, index, max_new_tokens=30, num_beams=3, watermark=wm)
+    plain = guide.generate(model, prompts, index, max_new_tokens=30, num_beams=3)
+    for prompt, c in zip(prompts, ours, strict=True):
+        seqs, scores = _hf_beams(model, prompt, index, 3, 1, 30, watermarking_config=wm.to_hf())
+        assert c.token_ids == seqs[0]
+        assert c.score == pytest.approx(scores[0], abs=1e-3)
+        assert accepts(index, c.token_ids[:-1])
+    assert [c.score for c in ours] != [c.score for c in plain]  # the bias is in the scores

@@ -253,3 +253,24 @@ def test_detect_with_a_regex_counts_only_choices():
     det = guide_cli("detect", "2024-05-17", "--watermark-key", "7", "--regex", r"\d{4}-\d{2}-\d{2}")
     assert det.returncode == 0, det.stderr
     assert json.loads(det.stdout)["counted"] <= 8  # the dashes were forced
+
+
+def test_num_beams_and_drafts_give_the_greedy_value(schema_file):
+    prompt = "Extract: Ada Lovelace, 36"
+    common = ["json", "--schema", str(schema_file), prompt, "--max-tokens", "40", "-q"]
+    plain = guide_cli(*common)
+    assert plain.returncode == 0, plain.stderr
+    for extra in (["--draft", "prompt", "--num-draft-tokens", "4"], ["--draft", "layers:20"]):
+        spec = guide_cli(*common, *extra)
+        assert spec.returncode == 0, spec.stderr
+        assert spec.stdout == plain.stdout  # greedy speculative decoding changes nothing but the cost
+    beams = guide_cli(*common, "--num-beams", "3")
+    assert beams.returncode == 0, beams.stderr
+    value = json.loads(beams.stdout)
+    jsonschema.validate(value, PERSON)
+
+
+@pytest.mark.parametrize("bad", ["model", "layers:0", "layers:x"])
+def test_bad_draft_is_a_usage_error(capsys, bad):
+    code, out, err = run_main(capsys, "regex", "a", "p", "--draft", bad)
+    assert code == 2 and out == "" and "layers:N" in err

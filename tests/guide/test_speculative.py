@@ -1,6 +1,7 @@
-"""Speculative decoding with prompt lookup on the default model: greedy output identical to plain
-decoding (batched, ragged acceptance, constrained and free rows), fewer forward passes, and sampled
-output with the constrained target's distribution."""
+"""Speculative decoding on the default model, by prompt lookup and with a draft model (the default
+model truncated to its first layers): greedy output identical to plain decoding (batched, ragged
+acceptance, constrained and free rows), fewer forward passes, sampled output with the constrained
+target's distribution, watermarks, and the errors at the call."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import torch
 
 import fsm
 import guide
+from fsm.testing import accepts
 from guide.speculative import prompt_lookup
 
 RECORD = {
@@ -89,16 +91,18 @@ def _chi_square_homogeneity(a: dict[str, int], b: dict[str, int]) -> tuple[float
     return stat, len(keys) - 1
 
 
-def test_speculative_sampling_keeps_the_constrained_distribution(model):
+@pytest.mark.parametrize("draft", ["prompt", "layers:20"])
+def test_speculative_sampling_keeps_the_constrained_distribution(model, draft):
     # Prompt lookup drafts " pear" after " green" and " red" (the prompt's first continuation), so
-    # the acceptance rule decides between " pear" and " apple" at the second token.
+    # the acceptance rule decides between " pear" and " apple" at the second token; the truncated
+    # model samples its drafts from its own masked distribution q, so the rule weighs p against q.
     options = [" green apple", " green pear", " red apple", " red pear"]
     index = fsm.compile(fsm.Choice(options), model.vocabulary)
     prompt = "Fruit: green pear, green apple, red pear, red apple.\nMy pick:"
     n, temperature = 400, 1.5
     args = {"max_new_tokens": 12, "temperature": temperature, "jump_forward": False}
     plain = guide.generate(model, [prompt] * n, index, seed=0, **args)
-    spec = guide.generate(model, [prompt] * n, index, seed=10_000, draft="prompt", **args)
+    spec = guide.generate(model, [prompt] * n, index, seed=10_000, draft=draft, **args)
     counts: list[dict[str, int]] = [{}, {}]
     for arm, out in zip(counts, (plain, spec), strict=True):
         for c in out:
@@ -125,3 +129,89 @@ def test_speculative_sampling_keeps_the_constrained_distribution(model):
         freq = sum(r[1] == pear for r in rows) / len(rows)
         z = (freq - p) / math.sqrt(p * (1 - p) / len(rows))
         assert abs(z) < 4, (colour, p, freq, len(rows))
+
+
+@pytest.fixture(scope="module")
+def draft(model):
+    return model.truncated(20)
+
+
+def test_truncated_model_shares_the_weights(model, draft):
+    assert len(draft.hf.model.layers) == 20 and draft.hf.config.num_hidden_layers == 20
+    assert len(model.hf.model.layers) == model.hf.config.num_hidden_layers == 30  # the target is untouched
+    assert draft.hf.model.layers[0] is model.hf.model.layers[0]
+    assert draft.hf.lm_head is model.hf.lm_head and draft.vocabulary is model.vocabulary
+    ids = model.encode("The capital of France is")
+    _, got = draft.prefill([ids])
+    with torch.inference_mode():
+        hidden = model.hf.model(torch.tensor([ids]), output_hidden_states=True).hidden_states[20]
+        want = model.hf.lm_head(model.hf.model.norm(hidden))[0, -1]
+    assert torch.allclose(got[0], want, atol=1e-4)
+    with pytest.raises(ValueError, match="n_layers"):
+        model.truncated(30)
+
+
+@pytest.mark.parametrize("jump", [True, False])
+def test_greedy_model_draft_equals_plain_batched(model, index, draft, jump):
+    prompts = [model.chat(f"Extract name, city and job title as JSON from: {t}") for t in TEXTS]
+    prompts.append(f"Copy this sentence: {TEXTS[0]}\nCopy: Dr. Ada")  # a free row in the same batch
+    constraint = [index, index, index, None]
+    plain = guide.generate(model, prompts, constraint, max_new_tokens=40, jump_forward=jump)
+    spec = guide.generate(model, prompts, constraint, max_new_tokens=40, jump_forward=jump, draft=draft)
+    assert [c.token_ids for c in spec] == [c.token_ids for c in plain]
+    assert [c.finish_reason for c in spec] == [c.finish_reason for c in plain]
+    assert all(c.stats.draft_forward_passes > 0 for c in spec)
+    assert all(c.stats.accepted_draft_tokens <= c.stats.draft_tokens for c in spec)
+    assert sum(c.stats.accepted_draft_tokens for c in spec) > 0
+    assert any(c.stats.accepted_draft_tokens < c.stats.draft_tokens for c in spec)  # ragged acceptance
+    for c in spec[:3]:
+        assert accepts(index, c.token_ids[:-1] if c.finish_reason == "eos" else c.token_ids)
+
+
+def test_draft_given_as_layers_or_a_hugging_face_model(model, index, draft):
+    prompt = model.chat(f"Extract name, city and job title as JSON from: {TEXTS[1]}")
+    plain = guide.generate(model, prompt, index, max_new_tokens=24)[0]
+    for d in ("layers:20", draft.hf):
+        spec = guide.generate(model, prompt, index, max_new_tokens=24, draft=d, num_draft_tokens=4)[0]
+        assert spec.token_ids == plain.token_ids
+        assert spec.stats.draft_tokens > 0
+
+
+@pytest.mark.parametrize("kind", ["prompt", "model"])
+def test_watermark_with_drafts_equals_the_plain_marked_loop(model, index, draft, kind):
+    wm = guide.Watermark(bias=4.0, hashing_key=7)
+    prompts = [model.chat(f"Extract name, city and job title as JSON from: {t}") for t in TEXTS[:2]]
+    prompts.append(f"Copy this sentence: {TEXTS[2]}\nCopy: Katherine")
+    constraint = [index, index, None]
+    d = "prompt" if kind == "prompt" else draft
+    unmarked = guide.generate(model, prompts, constraint, max_new_tokens=32)
+    plain = guide.generate(model, prompts, constraint, max_new_tokens=32, watermark=wm)
+    spec = guide.generate(model, prompts, constraint, max_new_tokens=32, watermark=wm, draft=d)
+    assert [c.token_ids for c in spec] == [c.token_ids for c in plain]
+    assert [c.token_ids for c in plain] != [c.token_ids for c in unmarked]  # the bias changed greedy picks
+
+
+def test_guidance_sources_refuse_drafts_and_beams_at_the_call(model):
+    source = guide.ClassifierFreeGuidance(model, scale=1.5)
+    with pytest.raises(guide.GuidanceError, match="speculative decoding"):
+        guide.generate(source, "Hi", max_new_tokens=4, draft="prompt")
+    with pytest.raises(guide.GuidanceError, match="beam search"):
+        guide.generate(source, "Hi", max_new_tokens=4, num_beams=2)
+    with pytest.raises(ValueError, match="truncates the target model"):
+        guide.generate(guide.Prompted(model, "Say: "), "Hi", max_new_tokens=4, draft="layers:4")
+    # a Prompted view's sessions are the model's own: drafts work through it
+    out = guide.generate(guide.Prompted(model, "Copy: abc abc"), " abc", max_new_tokens=6, draft="prompt")[0]
+    assert (
+        out.token_ids
+        == guide.generate(guide.Prompted(model, "Copy: abc abc"), " abc", max_new_tokens=6)[0].token_ids
+    )
+
+
+def test_generator_passes_draft(model):
+    prompt = f"Extract name, city and job title as JSON from: {TEXTS[2]}"
+    base = guide.Generator(model, RECORD, max_new_tokens=48)
+    plain = base(prompt)
+    for d in ("prompt", "layers:20"):
+        gen = guide.Generator(model, RECORD, max_new_tokens=48, draft=d, num_draft_tokens=4)
+        assert gen(prompt) == plain
+        assert gen.last.token_ids == base.last.token_ids
