@@ -42,7 +42,14 @@ class SpecTooComplex(SpecError):
 
 
 class SchemaTooComplex(SpecTooComplex, SchemaError):
-    """A JSON schema whose automaton exceeds a budget."""
+    """A JSON schema whose automaton exceeds a budget; ``.pointer``: the part of the schema
+    responsible, where known (a JSON pointer, ``""`` for the root)."""
+
+    def __init__(
+        self, message: str, budget: str | None = None, limit: float | None = None, pointer: str | None = None
+    ):
+        super().__init__(message, budget, limit)
+        self.pointer = pointer
 
 
 class TokenRejected(ValueError):

@@ -16,7 +16,8 @@ Modules, bottom layer first (each imports only modules listed above it):
 - `nfa`: the Thompson NFA of a tree, and small character DFAs through it (`small_dfa`).
 - `build`: a tree's automaton under limits (`node_nfa`, `trimmed_nfa`, `node_to_dfa`).
 - `eliminate`: character DFA -> plain tree (state elimination); `regex_text`: tree -> regex text.
-- `estimate`: a tree's expanded size before anything is built (`expansion_size`, `check_expansion`).
+- `estimate`: a tree's expanded size before anything is built (`expansion_size`, `check_expansion`,
+  `largest_part`).
 - `pushdown`: the pushdown automaton for recursive rules.
 
 May import only `fsm.errors`, `fsm.limits` and itself: the spec front ends (`fsm.regex`, `fsm.json`,
@@ -28,7 +29,7 @@ from .budget import Budget
 from .build import node_nfa, node_to_dfa
 from .byte_dfa import ByteDFA, codepoint_ranges_between, finish_dfa, utf8_sequences
 from .char_dfa import CharDFA, complement_dfa
-from .estimate import Expansion, check_expansion, expansion_size
+from .estimate import Expansion, check_expansion, expansion_size, largest_part
 from .language import (
     EMPTY,
     NEVER,
@@ -120,6 +121,7 @@ __all__ = [
     "fold",
     "integer_node",
     "integer_range",
+    "largest_part",
     "lit",
     "natural_range",
     "node_nfa",

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 from ..limits import Deadline, Limits
 
-# Approximate bytes per piece of an automaton under construction (CPython objects: a list or a
-# frozenset slot with its hash entry, an edge tuple); generous, so the count errs on the safe side.
-NFA_STATE_BYTES = 192
-SET_MEMBER_BYTES = 48
-EDGE_BYTES = 80
+# Bytes per piece of an automaton under construction (CPython objects), calibrated against the
+# RSS growth of a forked child building hostile automata until max_memory stops it (see
+# docs/limits.md): an NFA state (two lists, an edge tuple; 640k states of a 50k-value enum grew
+# RSS by 240 bytes each), a frozenset (its header: sys.getsizeof(frozenset()) is 216 bytes), one
+# member of a set (a hash slot at most half full, so up to 4 slots of 16 bytes), an edge tuple with
+# its list slot or a dict entry.
+NFA_STATE_BYTES = 256
+SET_BYTES = 216
+SET_MEMBER_BYTES = 64
+EDGE_BYTES = 96
 
 
 class Budget:
@@ -34,6 +39,19 @@ class Budget:
             self.deadline.check(what)
         if n_states > self.limits.max_states:
             self.limits.check_states(n_states, what)
+
+    def under(self, limits: Limits) -> Budget:
+        """The same construction under other ``limits`` (a phase with a smaller state cap): the
+        same deadline, the bytes held so far carried over.
+
+        >>> from fsm.limits import DEFAULT_LIMITS
+        >>> b = Budget(DEFAULT_LIMITS); b.charge(10, "x")
+        >>> b.under(DEFAULT_LIMITS.within(1)).nbytes
+        10
+        """
+        other = Budget(limits, self.deadline)
+        other.nbytes = self.nbytes
+        return other
 
     def charge(self, nbytes: int, what: str) -> None:
         """Count ``nbytes`` more held by the automata of this construction (``max_memory``)."""

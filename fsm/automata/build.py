@@ -16,10 +16,11 @@ from .lazy_dfa import LazyByteDFA
 from .nfa import NFA, NotRegular
 
 
-def node_nfa(node: Node, limits: Limits | None = None):
+def node_nfa(node: Node, limits: Limits | None = None, budget: Budget | None = None):
     """The trimmed character NFA of ``node``: ``(trans, eps, start, final, limits, counters)``.
 
     ``counters`` holds the virtual states of long counted repeats (negative ids, see `Counters`).
+    ``budget``: the compile's (its deadline and the bytes already held), else a fresh one.
 
     Raises `SchemaError` when the language is empty.
 
@@ -29,7 +30,7 @@ def node_nfa(node: Node, limits: Limits | None = None):
     (3, 0)
     """
     limits = limits or DEFAULT_LIMITS
-    nfa, start, final = trimmed_nfa(node, limits)
+    nfa, start, final = trimmed_nfa(node, limits, budget=budget)
     return nfa.trans, nfa.eps, start, final, limits, nfa.counters
 
 

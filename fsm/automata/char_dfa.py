@@ -7,7 +7,7 @@ partitions, then products and complements of those small automata, never of the 
 
 from __future__ import annotations
 
-from .budget import SET_MEMBER_BYTES, Budget
+from .budget import EDGE_BYTES, SET_MEMBER_BYTES, Budget
 from .ranges import ANY_CHAR, normalize_ranges, overlay, subtract
 
 Edge = tuple[int, int, int]  # (lo, hi, target)
@@ -155,8 +155,9 @@ def complement_dfa(dfa: CharDFA) -> CharDFA:
     return CharDFA(edges, [not a for a in dfa.accepting] + [True])
 
 
-def trim_dfa(dfa: CharDFA) -> CharDFA | None:
+def trim_dfa(dfa: CharDFA, budget: Budget | None = None) -> CharDFA | None:
     """Keep states reachable from 0 that can reach acceptance; None if the language is empty.
+    ``budget``: the construction's deadline, checked as it goes (a product to trim can be big).
 
     >>> trim_dfa(CharDFA([[(97, 97, 1)], []], [False, False])) is None
     True
@@ -164,11 +165,15 @@ def trim_dfa(dfa: CharDFA) -> CharDFA | None:
     n = len(dfa)
     rev: list[list[int]] = [[] for _ in range(n)]
     for q, edges in enumerate(dfa.edges):
+        if budget is not None and q & 4095 == 0:
+            budget.deadline.check("trimming an automaton")
         for _, _, t in edges:
             rev[t].append(q)
     live = list(dfa.accepting)
     stack = [q for q in range(n) if live[q]]
     while stack:
+        if budget is not None and len(stack) & 4095 == 0:
+            budget.deadline.check("trimming an automaton")
         t = stack.pop()
         for q in rev[t]:
             if not live[q]:
@@ -180,13 +185,19 @@ def trim_dfa(dfa: CharDFA) -> CharDFA | None:
     while stack:
         q = stack.pop()
         order.append(q)
+        if budget is not None and len(order) & 4095 == 0:
+            budget.deadline.check("trimming an automaton")
         for _, _, t in dfa.edges[q]:
             if live[t] and t not in seen:
                 seen.add(t)
                 stack.append(t)
     order.sort()
     new = {q: i for i, q in enumerate(order)}
-    edges = [[(lo, hi, new[t]) for lo, hi, t in dfa.edges[q] if t in new] for q in order]
+    edges = []
+    for q in order:
+        if budget is not None and len(edges) & 4095 == 0:
+            budget.deadline.check("trimming an automaton")
+        edges.append([(lo, hi, new[t]) for lo, hi, t in dfa.edges[q] if t in new])
     return CharDFA(edges, [dfa.accepting[q] for q in order])
 
 
@@ -228,6 +239,8 @@ def product(a: CharDFA, b: CharDFA, budget: Budget) -> CharDFA:
                 y += 1
         edges.append(row)
         budget.tick(len(pairs), "intersection of string constraints")
+        # the row's edges, and the pair with its id entry (about two edges' worth)
+        budget.charge((len(row) + 2) * EDGE_BYTES, "intersection of string constraints")
     return CharDFA(edges, acc)
 
 

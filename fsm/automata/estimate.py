@@ -16,6 +16,7 @@ grammar terminals do, and a JSON ``pattern`` or a ``minItems``/``maxLength`` pro
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..errors import SpecTooComplex
@@ -48,14 +49,22 @@ class Expansion:
         return f"the counted repeat {_text(self.largest)} (about {self.largest_size:,} positions)"
 
 
-def expansion_size(node: Node) -> int:
-    """Estimated positions of ``node``'s automaton once counted repeats are expanded.
+def expansion_size(node: Node, nfa: bool = False) -> int:
+    """Estimated positions of ``node``'s automaton once counted repeats are expanded; with ``nfa``,
+    of its NFA alone: a long repeat of a small item is a counter block wherever it stands (each
+    copy of an enclosing repeat holds one), which is the size to compare with an NFA's budget when
+    the copies cannot overlap (a JSON array's items, separated by commas).
 
-    >>> from fsm.automata import alt, lit, rep
+    >>> from fsm.automata import alt, cls, lit, rep, seq
     >>> expansion_size(rep(alt(lit("ab"), lit("c")), 3, 3))
     9
+    >>> items = rep(seq(lit(","), rep(cls((97, 122)), 0, 1000)), 10, 10)
+    >>> expansion_size(items), expansion_size(items, nfa=True)
+    (10010, 20)
     """
-    return _Estimator(None).size(node, False)
+    est = _Estimator(None)
+    est.counters_anywhere = nfa
+    return est.size(node, False)
 
 
 def check_expansion(node: Node, limits: Limits, what: str) -> Expansion:
@@ -82,6 +91,27 @@ def check_expansion(node: Node, limits: Limits, what: str) -> Expansion:
     )
 
 
+def largest_part(node: Node, parts: Mapping[int, tuple[Node, str]]) -> tuple[str, int] | None:
+    """The name and estimated positions of the smallest named subtree of ``node`` holding more
+    than half of its positions (those subtrees nest, so this is the deepest one): the part of a
+    spec an automaton that outgrew its budget owes its size to. ``parts`` maps ``id(subtree)`` to
+    ``(subtree, name)``; None when no named subtree is that big.
+
+    >>> from fsm.automata import lit, rep, seq
+    >>> big = rep(lit("ab"), 50, 50)
+    >>> largest_part(seq(lit("x"), big), {id(big): (big, "/items")})
+    ('/items', 100)
+    """
+    est = _Estimator(None)
+    half = est.size(node, False) / 2
+    best: tuple[str, int] | None = None
+    for sub, name in parts.values():
+        n = est.sizes.get(id(sub))
+        if n is not None and n > half and (best is None or n < best[1]):
+            best = (name, n)
+    return best
+
+
 class _Estimator:
     """One pass over a tree; remembers the smallest subtree over ``budget`` (ids: trees share nodes)."""
 
@@ -91,6 +121,7 @@ class _Estimator:
         self._memo: dict[tuple[int, bool], int] = {}
         self.culprit: Node | None = None
         self.largest: Node | None = None
+        self.counters_anywhere = False  # a nested long repeat of a small item is a counter block too
 
     def size(self, node: Node, nested: bool) -> int:
         key = (id(node), nested)
@@ -127,7 +158,8 @@ class _Estimator:
 
     def _rep(self, node: Rep, nested: bool) -> int:
         times = max(1, node.lo + 1 if node.hi is None else node.hi)
-        if not nested and node.hi is not None and node.hi - node.lo >= _COUNTER_MIN and _flat(node.item):
+        counter = not nested or self.counters_anywhere
+        if counter and node.hi is not None and node.hi - node.lo >= _COUNTER_MIN and _flat(node.item):
             item = self.size(node.item, True)
             if item <= _UNIT_MAX:
                 return item  # a counter block: its item's states, whatever the count

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..errors import SchemaTooComplex
 from ..limits import DEFAULT_LIMITS, Deadline, Limits
-from .budget import EDGE_BYTES, NFA_STATE_BYTES, SET_MEMBER_BYTES, Budget
+from .budget import EDGE_BYTES, NFA_STATE_BYTES, SET_BYTES, SET_MEMBER_BYTES, Budget
 from .byte_dfa import ByteDFA, equal_rows, merge_equal_states
 from .byte_dfa import utf8_sequences as _utf8_sequences
 from .ranges import overlay
@@ -171,14 +171,15 @@ class LazyByteDFA:
                     budget="max_states",
                     limit=self.limits.max_states,
                 )
-            # the closed set, the raw set that led to it (when another object) and their dict slots
-            held = len(s) + (len(raw) if raw is not s and len(raw) > 1 else 0)
-            self.budget.charge(held * SET_MEMBER_BYTES + 2 * EDGE_BYTES, _WHAT)
+            # the closed set, its slot in the ids dict and in the sets list
+            self.budget.charge(SET_BYTES + len(s) * SET_MEMBER_BYTES + 2 * EDGE_BYTES, _WHAT)
             self._ids[s] = d
             self._sets.append(s)
             if d >= len(self._accepting):
                 self._grow()
             self._accepting[d] = self._final in s
+        if raw is not s:  # one more set kept as a key (one per new transition): they add up
+            self.budget.charge(SET_BYTES + len(raw) * SET_MEMBER_BYTES + EDGE_BYTES, _WHAT)
         self._raw[raw] = d
         return d
 

@@ -57,6 +57,7 @@ class NFA:
         self.trans: list[list[Edge]] = []
         self.eps: list[list[int]] = []
         self.budget = budget
+        self._charged = 0  # states counted against max_memory so far (counted 256 at a time)
         self._enc_cache: dict[tuple, Node] = {}
         self._small: dict[Node, CharDFA] = {}
         self._esc_entry: dict[tuple, int] = {}
@@ -71,10 +72,15 @@ class NFA:
         self.trans.append([])
         self.eps.append([])
         n = len(self.trans)
-        if n & 255 == 0:
-            self.budget.tick(n, "JSON schema automaton")
-            self.budget.charge(256 * NFA_STATE_BYTES, "JSON schema automaton")
+        if n - self._charged >= 256:
+            self._count(n)
         return n - 1
+
+    def _count(self, n: int) -> None:
+        """Count the states made since the last count (time, ``max_states``, ``max_memory``)."""
+        self.budget.tick(n, "JSON schema automaton")
+        self.budget.charge((n - self._charged) * NFA_STATE_BYTES, "JSON schema automaton")
+        self._charged = n
 
     # -- Thompson construction ------------------------------------------------------------------
     def build(self, node: Node, s: int, enc: bool = False, full: bool = False) -> int:
@@ -148,9 +154,8 @@ class NFA:
         self.trans.append([])
         self.eps.extend([] for _ in range(k))
         self.trans[s].append((ord(text[0]), ord(text[0]), n0))
-        if (n0 >> 8) != ((n0 + k) >> 8):
-            self.budget.tick(n0 + k, "JSON schema automaton")
-            self.budget.charge(k * NFA_STATE_BYTES, "JSON schema automaton")
+        if n0 + k - self._charged >= 256:
+            self._count(n0 + k)
         return n0 + k - 1
 
     def _rep(self, node: Rep, s: int, enc: bool, full: bool) -> int:
@@ -410,7 +415,7 @@ def small_dfa(node: Node, budget: Budget) -> CharDFA:
             return EMPTY_DFA
         acc = dfas[0]
         for d in dfas[1:]:
-            acc = trim_dfa(product(acc, d, budget))
+            acc = trim_dfa(product(acc, d, budget), budget)
             if acc is None:
                 return EMPTY_DFA
         return acc

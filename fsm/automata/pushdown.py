@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from ..errors import SchemaTooComplex
 from ..limits import DEFAULT_LIMITS, Limits
+from .budget import Budget
 from .build import trimmed_nfa
 from .language import Node, Ref
 from .lazy_dfa import LazyByteDFA
@@ -131,7 +132,9 @@ class Calls:
                 visit(name)
 
 
-def pushdown_nfa(root: Node, rules: dict[str, Node], limits: Limits | None = None):
+def pushdown_nfa(
+    root: Node, rules: dict[str, Node], limits: Limits | None = None, budget: Budget | None = None
+):
     """The trimmed character NFA of ``root`` with every `Ref` a call of its rule.
 
     Returns ``(trans, eps, start, final, limits, counters, calls)``. Raises `SchemaError` when no
@@ -144,7 +147,7 @@ def pushdown_nfa(root: Node, rules: dict[str, Node], limits: Limits | None = Non
     """
     limits = limits or DEFAULT_LIMITS
     calls = Calls()
-    nfa, start, final = trimmed_nfa(root, limits, calls, rules)
+    nfa, start, final = trimmed_nfa(root, limits, calls, rules, budget)
     counters = nfa.counters
 
     def eps_of(q: int) -> list[int]:
@@ -154,16 +157,19 @@ def pushdown_nfa(root: Node, rules: dict[str, Node], limits: Limits | None = Non
     return nfa.trans, nfa.eps, start, final, limits, counters, calls
 
 
-def pushdown_dfa(root: Node, rules: dict[str, Node], limits: Limits | None = None):
-    """A `LazyByteDFA` over the configurations of ``root`` and its ``rules`` (see module doc).
+def pushdown_dfa(
+    root: Node, rules: dict[str, Node], limits: Limits | None = None, budget: Budget | None = None
+):
+    """A `LazyByteDFA` over the configurations of ``root`` and its ``rules`` (see module doc);
+    ``budget``: the compile's, shared by the NFA and the DFA (else a fresh one for each).
 
     >>> from fsm.automata import Ref, alt, lit, seq
     >>> d = pushdown_dfa(Ref("v"), {"v": alt(lit("0"), seq(lit("["), Ref("v"), lit("]")))}).as_byte_dfa()
     >>> d.accepts(b"[[0]]"), d.accepts(b"[0")
     (True, False)
     """
-    trans, eps, start, final, limits, counters, calls = pushdown_nfa(root, rules, limits)
-    return LazyByteDFA(trans, eps, start, final, limits, counters, calls)
+    trans, eps, start, final, limits, counters, calls = pushdown_nfa(root, rules, limits, budget)
+    return LazyByteDFA(trans, eps, start, final, limits, counters, calls, budget=budget)
 
 
 __all__ = ["Calls", "LeftRecursive", "Ref", "pushdown_dfa", "pushdown_nfa"]

@@ -54,7 +54,7 @@ class Grammar:
         limits = limits or DEFAULT_LIMITS
         started = time.monotonic()
         seconds = seconds or limits.max_seconds
-        g = load_lark_bounded(self.lark_text, self.start, seconds)
+        g = load_lark_bounded(self.lark_text, self.start, seconds, limits.max_memory)
         # one budget for the whole build: the lexer gets what lark left of it
         lexer = build_lexer(
             g,

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..automata import Budget, Node
+from ..limits import Limits
 from .layout import Layout
 from .policy import Policy
 
@@ -66,6 +67,20 @@ class Loc:
         return Loc(sub, ptr, self.base)
 
 
+def short_pointer(ptr: str, width: int = 100) -> str:
+    """A JSON pointer cut to about ``width`` characters for a message (``/`` for the root).
+
+    >>> short_pointer("/properties/a" * 20, 60)
+    '/properties/a/prop…ies/a/properties/a (40 keys deep)'
+    """
+    if not ptr:
+        return "/"
+    if len(ptr) <= width:
+        return ptr
+    half = width // 2 - 12
+    return f"{ptr[:half]}…{ptr[-half:]} ({ptr.count('/')} keys deep)"
+
+
 class Context(Protocol):
     """The translator as the per-keyword translations see it."""
 
@@ -73,6 +88,7 @@ class Context(Protocol):
     policy: Policy  # what is generated where the schema leaves a choice
     layout: Layout
     draft: int
+    limits: Limits  # the compile's budgets (estimates before expansion check against them)
 
     def value(self, locs: list[Loc], depth: int) -> Node:
         """The language of JSON values valid against every schema in ``locs``."""
@@ -104,4 +120,8 @@ class Context(Protocol):
 
     def budget(self) -> Budget:
         """An automaton budget on the translation's deadline."""
+        ...
+
+    def tick(self) -> None:
+        """Count a step of the translation (its deadline is checked every few)."""
         ...

@@ -46,11 +46,12 @@ from ..automata import NEVER, Node, Ref, node_to_dfa, to_regex
 from ..errors import SchemaError, SchemaTooComplex, SpecError, SpecTooComplex, UnsupportedSchema
 from ..limits import DEFAULT_LIMITS, Limits
 from ..vocabulary import Vocabulary
-from .context import Loc
+from .context import Loc, short_pointer
 from .lark_writer import to_lark
 from .policy import EXACT, generation
 from .refs import DRAFTS, NeedsGrammar, draft_of
 from .strategy import compile_index
+from .strings import check_pattern_texts
 from .translator import Mode, Translator
 
 
@@ -144,11 +145,24 @@ class JsonSchema:
         self.any_value_depth = any_value_depth
         self.ignored: list[str] = []
         self._result: tuple[Node | None, NeedsGrammar | None] | None = None
+        self.parts: dict[int, tuple[Node, str]] = {}  # subtrees of the tree and their schemas' pointers
         self.any_json = False
 
     @cached_property
     def fingerprint(self) -> str:
         """sha256 over the canonical schema and every option."""
+        try:
+            return self._fingerprint()
+        except RecursionError:
+            depth, where = _deepest(self.schema)
+            raise SchemaTooComplex(
+                f"the schema nests {depth:,} levels deep (down to {short_pointer(where)}), deeper than Python's "
+                "recursion limit lets it be read; flatten it (a $ref to a definition per level)",
+                budget="recursion",
+                pointer=where,
+            ) from None
+
+    def _fingerprint(self) -> str:
         payload = json.dumps(
             [
                 self.schema,
@@ -172,7 +186,11 @@ class JsonSchema:
     def translation(self, limits: Limits | None = None) -> tuple[Node | None, NeedsGrammar | None]:
         """The translated tree, or why the schema needs rules (recursion); translated once."""
         if self._result is None:
-            t = Translator(self.schema, self, limits or DEFAULT_LIMITS, policy=self.policy)
+            check_pattern_texts(self.schema, limits or DEFAULT_LIMITS)
+            try:
+                t = Translator(self.schema, self, limits or DEFAULT_LIMITS, policy=self.policy)
+            except RecursionError:  # indexing the $ids and anchors of a very deep schema
+                raise self._too_deep(None) from None
             try:
                 node = t.value([Loc(self.schema, "", t.root_base)], 0)
                 if node == NEVER and not self.policy.exact:
@@ -180,16 +198,13 @@ class JsonSchema:
                     node = t.value([Loc(self.schema, "", t.root_base)], 0)
                 self._result = (node, None)
                 self.any_json = t.any_json
+                self.parts = t.parts
             except NeedsGrammar as ng:
                 self._result = (None, ng)
-            except SchemaTooComplex:
-                raise
             except SpecTooComplex as exc:
-                raise SchemaTooComplex(str(exc), budget=exc.budget, limit=exc.limit) from None
+                raise _located(exc, t) from None
             except RecursionError:
-                raise SchemaTooComplex(
-                    "the schema is nested too deeply to translate", budget="recursion"
-                ) from None
+                raise self._too_deep(t) from None
             self.ignored = t.ignored
             if t.ignored:
                 warnings.warn("JsonSchema(lenient=True) ignored: " + "; ".join(t.ignored), stacklevel=3)
@@ -270,20 +285,60 @@ class JsonSchema:
         if self.indent is not None:
             raise UnsupportedSchema("recursive schemas support whitespace='compact' only", "whitespace", "")
         mode = Mode.PUSHDOWN if pushdown else Mode.GRAMMAR
-        t = Translator(self.schema, self, limits or DEFAULT_LIMITS, mode, self.policy_used)
+        t = None
         try:
+            t = Translator(self.schema, self, limits or DEFAULT_LIMITS, mode, self.policy_used)
             # the root as a rule, so "#" references share it
             root = Ref(t.rule(t.root_base + "#", Loc(self.schema, "", t.root_base)))
         except SpecTooComplex as exc:
-            if isinstance(exc, SchemaTooComplex):
-                raise
-            raise SchemaTooComplex(str(exc), budget=exc.budget, limit=exc.limit) from None
+            raise _located(exc, t) from None
         except RecursionError:
-            raise SchemaTooComplex(
-                "the schema is nested too deeply to translate", budget="recursion"
-            ) from None
+            raise self._too_deep(t) from None
         return root, t.rules
+
+    def _too_deep(self, t: Translator | None) -> SchemaTooComplex:
+        """The error for a schema whose translation ran into Python's recursion limit, naming where
+        it stopped (the schema's deepest value when the translation had not started)."""
+        where = t.pointer if t is not None and t.calls else _deepest(self.schema)[1]
+        return SchemaTooComplex(
+            f"the schema is nested too deeply to translate: Python's recursion limit stopped it at "
+            f"{short_pointer(where)} (deep nesting, or a long chain of $refs)",
+            budget="recursion",
+            pointer=where,
+        )
 
     def __repr__(self) -> str:
         text = json.dumps(self.schema, ensure_ascii=False)
         return f"JsonSchema({text[:60]}{'...' if len(text) > 60 else ''})"
+
+
+def _located(exc: SpecTooComplex, t: Translator | None) -> SchemaTooComplex:
+    """``exc`` as a `SchemaTooComplex` naming a pointer: its own, else the schema the translation
+    was at when the budget ran out."""
+    if getattr(exc, "pointer", None) is not None or t is None:
+        return exc if isinstance(exc, SchemaTooComplex) else SchemaTooComplex(str(exc), exc.budget, exc.limit)
+    return SchemaTooComplex(str(exc), exc.budget, exc.limit, pointer=t.pointer)
+
+
+def _deepest(schema: Any) -> tuple[int, str]:
+    """The nesting depth of ``schema`` (objects and arrays) and the pointer of its deepest value,
+    found without recursion (for a schema too deep to serialize).
+
+    >>> _deepest({"items": {"items": [1]}})
+    (3, '/items/items')
+    """
+    best = (0, "")
+    stack = [(schema, 0, "")]
+    while stack:
+        v, d, ptr = stack.pop()
+        if isinstance(v, dict):
+            kids = [(x, str(k)) for k, x in v.items()]
+        elif isinstance(v, list):
+            kids = [(x, str(i)) for i, x in enumerate(v)]
+        else:
+            continue
+        if d + 1 > best[0]:
+            best = (d + 1, ptr)
+        for x, k in kids:
+            stack.append((x, d + 1, ptr + "/" + k.replace("~", "~0").replace("/", "~1")))
+    return best

@@ -8,6 +8,8 @@ language of ``propertyNames``.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..automata import (
     ANY_CHAR,
     NEVER,
@@ -18,13 +20,15 @@ from ..automata import (
     Minus,
     Node,
     alt,
+    check_expansion,
     complement_dfa,
     lit,
     rep,
     seq,
     small_dfa,
 )
-from ..errors import UnsupportedSchema
+from ..errors import SchemaTooComplex, SpecTooComplex, UnsupportedSchema
+from ..limits import Limits
 from .context import Context, Loc
 from .formats import format_node
 from .keywords import count
@@ -62,7 +66,7 @@ def string_language(t: Context, schemas: list[Loc]) -> Node:
             hi = m if hi is None else min(hi, m)
         if "pattern" in s:
             try:
-                langs.append(pattern_node(s["pattern"]))
+                langs.append(_pattern(t, s["pattern"], f))
             except UnsupportedSchema as exc:
                 t.unsupported("pattern", f, str(exc))
         fmt = s.get("format") if t.policy.assert_format else None
@@ -86,7 +90,7 @@ def _string_complement(t: Context, s: dict, loc: Loc) -> Node:
         parts.append(rep(Cls(ANY_CHAR), lo, hi))
     if "pattern" in s:
         try:
-            parts.append(pattern_node(s["pattern"]))
+            parts.append(_pattern(t, s["pattern"], loc, "/not"))
         except UnsupportedSchema as exc:
             raise UnsupportedSchema(f"not: {exc}", "not", loc.ptr + "/not") from None
     if not parts:
@@ -94,6 +98,62 @@ def _string_complement(t: Context, s: dict, loc: Loc) -> Node:
     body = parts[0] if len(parts) == 1 else And(tuple(parts))
     d = complement_dfa(small_dfa(body, t.budget()))
     return Auto(tuple(tuple(row) for row in d.edges), tuple(d.accepting))
+
+
+def _pattern(t: Context, pattern: Any, loc: Loc, under: str = "") -> Node:
+    """``pattern`` at ``loc`` as a tree, its counted repeats estimated before any automaton is
+    built (`check_expansion`): nested counts multiply, as in a regex."""
+    node = pattern_node(pattern)
+    where = f"{loc.ptr}{under}/pattern"
+    try:
+        check_expansion(node, t.limits, f"the pattern at {where}")
+    except SpecTooComplex as exc:
+        raise SchemaTooComplex(str(exc), exc.budget, exc.limit, pointer=where) from None
+    return node
+
+
+def check_pattern_texts(schema: Any, limits: Limits) -> None:
+    """Raise `SchemaTooComplex` (budget ``max_regex_positions``, naming the pointer) for a
+    ``pattern`` or ``patternProperties`` regex over twice ``max_regex_positions`` characters:
+    Python's regex parser cannot be interrupted, so its input is bounded before it starts (as
+    `fsm.Regex` is). Literal values (``enum``, ``const``, ``default``, ``examples``) are data, not read.
+
+    >>> check_pattern_texts({"properties": {"a": {"pattern": "x" * 9}}}, Limits(max_regex_positions=4))
+    Traceback (most recent call last):
+    ...
+    fsm.errors.SchemaTooComplex: the pattern at /properties/a/pattern has 9 characters, over twice the budget max_regex_positions=4 (Python's regex parser reads it before anything can stop it); shorten it or raise Limits.max_regex_positions
+    """
+    cap = 2 * limits.max_regex_positions
+    stack = [(schema, "")]
+    while stack:
+        v, ptr = stack.pop()
+        if isinstance(v, list):
+            stack.extend((x, f"{ptr}/{i}") for i, x in enumerate(v))
+            continue
+        if not isinstance(v, dict):
+            continue
+        texts = [("pattern", v.get("pattern"))]
+        if isinstance(v.get("patternProperties"), dict):
+            texts += [(f"patternProperties/{_escape(k)}", k) for k in v["patternProperties"]]
+        for kw, text in texts:
+            if isinstance(text, str) and len(text) > cap:
+                where = f"{ptr}/{kw}" if kw == "pattern" else f"{ptr}/patternProperties"
+                raise SchemaTooComplex(
+                    f"the pattern at {where} has {len(text):,} characters, over twice the budget "
+                    f"max_regex_positions={limits.max_regex_positions:,} (Python's regex parser reads it "
+                    "before anything can stop it); shorten it or raise Limits.max_regex_positions",
+                    budget="max_regex_positions",
+                    limit=limits.max_regex_positions,
+                    pointer=where,
+                )
+        stack.extend((x, f"{ptr}/{_escape(k)}") for k, x in v.items() if k not in _DATA)
+
+
+_DATA = frozenset(("enum", "const", "default", "examples", "example"))
+
+
+def _escape(key: Any) -> str:
+    return str(key).replace("~", "~0").replace("/", "~1")
 
 
 def string_node(lo: int, hi: int | None, langs: list[Node], schemas=()) -> Node:
@@ -153,7 +213,7 @@ def _string_schema_language(t: Context, loc: Loc) -> Node | None:
             strs = [v for v in vals if isinstance(v, str)]
             langs.append(alt(*[lit(v) for v in strs]) if strs else NEVER)
         if "pattern" in sch:
-            langs.append(pattern_node(sch["pattern"]))
+            langs.append(_pattern(t, sch["pattern"], f))
         if (
             t.policy.assert_format
             and isinstance(sch.get("format"), str)

@@ -26,7 +26,7 @@ from ..errors import SchemaError, UnsupportedSchema
 from ..limits import Limits
 from .arrays import array_language
 from .bounded_any import bounded_any
-from .context import Excluded, Loc
+from .context import Excluded, Loc, short_pointer
 from .formats import format_node
 from .keywords import (
     ARRAY_KW,
@@ -53,6 +53,9 @@ from .policy import Policy
 from .refs import Expansion, NeedsGrammar, Refs, schema_id
 from .strings import string_language
 from .values import LiteralCheck, canon, literal_values
+
+# keywords whose subschemas decide the types: no type is inferred where one of these is present
+_COMBINATORS = frozenset(("anyOf", "oneOf", "allOf", "$ref", "enum", "const", "not", "if"))
 
 
 class Mode(Enum):
@@ -88,6 +91,9 @@ class Translator:
         self.rule_names: dict[str, str] = {}
         self._canon_memo: dict[int, tuple[Any, str]] = {}
         self._memo: dict[tuple, tuple] = {}
+        # each subtree `value` built, with its schema's pointer: names the part an automaton's budget error owes to
+        self.parts: dict[int, tuple[Node, str]] = {}
+        self.pointer = ""  # the schema entered last: where a too deep recursion stopped
 
     @property
     def by_rules(self) -> bool:
@@ -106,7 +112,7 @@ class Translator:
         """Count a step; every 64th checks the deadline."""
         self.calls += 1
         if self.calls & 63 == 0:
-            self.deadline.check("translating the JSON schema")
+            self.deadline.check(f"translating the JSON schema (at {short_pointer(self.pointer)})")
 
     def budget(self) -> Budget:
         """An automaton budget on the translation's own deadline (one budget per compile)."""
@@ -133,8 +139,12 @@ class Translator:
         hit = self._memo.get(key)
         if hit is not None and all(a.schema is b.schema for a, b in zip(hit[0], locs, strict=True)):
             return hit[1]
+        if locs:
+            self.pointer = locs[0].ptr
         node = self._value(locs, depth)
         self._memo[key] = (tuple(locs), node)
+        if locs:
+            self.parts.setdefault(id(node), (node, locs[0].ptr))
         return node
 
     def _value(self, locs: list[Loc], depth: int) -> Node:
@@ -208,16 +218,7 @@ class Translator:
             return False
         if "type" in ts:
             declared = type_set(ts["type"])
-        elif self.policy.infer_types and not set(ts) & {
-            "anyOf",
-            "oneOf",
-            "allOf",
-            "$ref",
-            "enum",
-            "const",
-            "not",
-            "if",
-        }:
+        elif self.policy.infer_types and not set(ts) & _COMBINATORS:
             declared = self._inferred_types([target])  # the types this library generates for it
         else:
             return False
@@ -242,6 +243,8 @@ class Translator:
             return flat
 
     def _flatten(self, loc: Loc, out: list[Loc], seen: set, expanded: ExitStack) -> None:
+        self.tick()  # flattening runs per pair of oneOf branches too: quadratic in their number
+        self.pointer = loc.ptr
         s = loc.schema
         if s is True:
             return

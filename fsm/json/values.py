@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from itertools import permutations
 from typing import Any
 
@@ -87,19 +88,30 @@ _JSON_TYPE = {
 }
 
 
-def quick_valid(v: Any, flat: list[Loc], draft: int = 2020) -> bool | None:
+def canon_set(vals: list) -> set[str]:
+    """The canonical identities of an ``enum``'s values.
+
+    >>> sorted(canon_set([1, 1.0, True]))
+    ['n:1', 'true']
+    """
+    return set(map(canon, vals))
+
+
+def quick_valid(
+    v: Any, flat: list[Loc], draft: int = 2020, members: Callable[[list], set[str]] = canon_set
+) -> bool | None:
     """Validity of a literal value against flat schemas for the common keywords; None: ask jsonschema."""
     t = _JSON_TYPE.get(type(v))
     if t is None or t in ("array", "object"):
         return None
     for f in flat:
-        ok = _scalar_valid(v, t, f.schema, draft)
+        ok = _scalar_valid(v, t, f.schema, draft, members)
         if ok is not True:
             return ok
     return True
 
 
-def _scalar_valid(v: Any, t: str, s: Any, draft: int) -> bool | None:
+def _scalar_valid(v: Any, t: str, s: Any, draft: int, members: Callable[[list], set[str]]) -> bool | None:
     """Whether the scalar ``v`` validates against the schema ``s`` (no reference followed); None: ask jsonschema."""
     if isinstance(s, bool):
         return s
@@ -108,20 +120,22 @@ def _scalar_valid(v: Any, t: str, s: Any, draft: int) -> bool | None:
     for kw, arg in s.items():
         if kw in _ANNOTATIONS or kw in OBJECT_KW or kw in ARRAY_KW:
             continue
-        ok = _keyword_valid(v, t, kw, arg, s, draft)
+        ok = _keyword_valid(v, t, kw, arg, s, draft, members)
         if ok is not True:
             return ok
     return True
 
 
-def _combined_valid(v: Any, t: str, kw: str, arg: Any, draft: int) -> bool | None:
+def _combined_valid(
+    v: Any, t: str, kw: str, arg: Any, draft: int, members: Callable[[list], set[str]]
+) -> bool | None:
     """allOf / anyOf / oneOf / not over subschemas, for a scalar; None: some branch needs jsonschema."""
     if kw == "not":
-        r = _scalar_valid(v, t, arg, draft)
+        r = _scalar_valid(v, t, arg, draft, members)
         return None if r is None else not r
     if not isinstance(arg, list):
         return None
-    results = [_scalar_valid(v, t, sub, draft) for sub in arg]
+    results = [_scalar_valid(v, t, sub, draft, members) for sub in arg]
     if kw == "allOf" and False in results:
         return False
     if None in results:
@@ -129,7 +143,9 @@ def _combined_valid(v: Any, t: str, kw: str, arg: Any, draft: int) -> bool | Non
     return all(results) if kw == "allOf" else any(results) if kw == "anyOf" else sum(results) == 1
 
 
-def _keyword_valid(v: Any, t: str, kw: str, arg: Any, s: dict, draft: int) -> bool | None:
+def _keyword_valid(
+    v: Any, t: str, kw: str, arg: Any, s: dict, draft: int, members: Callable[[list], set[str]]
+) -> bool | None:
     """Whether the scalar ``v`` (of JSON type ``t``) satisfies ``kw: arg`` of ``s``; None: ask jsonschema."""
     if kw == "type":
         ts = [arg] if isinstance(arg, str) else arg
@@ -142,7 +158,7 @@ def _keyword_valid(v: Any, t: str, kw: str, arg: Any, s: dict, draft: int) -> bo
         )
     if kw in ("enum", "const"):
         vals = arg if kw == "enum" else [arg]
-        return isinstance(vals, list) and canon(v) in set(map(canon, vals))
+        return isinstance(vals, list) and canon(v) in members(vals)
     if kw in ("minLength", "maxLength", "pattern"):
         if t != "string":
             return True
@@ -159,7 +175,7 @@ def _keyword_valid(v: Any, t: str, kw: str, arg: Any, s: dict, draft: int) -> bo
     if kw == "format":
         return None if t == "string" and isinstance(arg, str) and format_node(arg) is not None else True
     if kw in ("allOf", "anyOf", "oneOf", "not"):
-        return _combined_valid(v, t, kw, arg, draft)
+        return _combined_valid(v, t, kw, arg, draft, members)
     if kw in _DEFERRED:
         return None
     # then/else without if, dependencies, or a keyword of no vocabulary: nothing a scalar can fail
@@ -211,6 +227,14 @@ class LiteralCheck:
         self.draft = draft
         self._validator_cls = None
         self._views: dict[int, tuple[Any, Any]] = {}
+        self._members: dict[int, tuple[list, set[str]]] = {}
+
+    def members(self, vals: list) -> set[str]:
+        """`canon_set` of an enum list, computed once per list (held, so its id stays its own)."""
+        hit = self._members.get(id(vals))
+        if hit is None or hit[0] is not vals:
+            hit = self._members[id(vals)] = (vals, canon_set(vals))
+        return hit[1]
 
     def view(self, schema: Any) -> Any:
         """``schema`` as the validator reads it: `Excluded` conjuncts are their positive part (the
@@ -241,7 +265,7 @@ class LiteralCheck:
         """Whether ``value`` validates against every schema in ``locs`` (``flat``: their conjuncts,
         for the quick check)."""
         if flat is not None:
-            quick = quick_valid(value, flat, self.draft)
+            quick = quick_valid(value, flat, self.draft, self.members)
             if quick is not None:
                 return quick
         v = self.validator()
@@ -273,8 +297,9 @@ def finite_values(t: Context, locs: list[Loc]) -> list | None:
         return None
     out, seen = [], set()
     for v in values:
+        t.tick()  # an enum may list tens of thousands of values
         c = canon(v)
-        if c not in seen and finite(v) and t.is_valid(v, locs):
+        if c not in seen and finite(v) and t.is_valid(v, locs, flat):
             seen.add(c)
             out.append(v)
     return out
@@ -351,6 +376,7 @@ def literal_values(
         return None
     out, seen = [], set()
     for v in values:
+        t.tick()  # an enum may list tens of thousands of values
         c = canon(v)
         if c in seen or not finite(v):
             continue

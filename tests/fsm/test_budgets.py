@@ -104,3 +104,181 @@ def test_a_grammar_of_few_lines_but_many_rules_builds_under_the_deadline():
     assert info.value.budget == "max_seconds"
     assert time.monotonic() - started < 2
     assert load_lark_bounded(text, seconds=60).table.start_state >= 0
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON schemas: one budget for the whole compile, and the part of the schema responsible named
+
+
+def _nested(levels: int) -> dict:
+    schema: dict = {"type": "integer"}
+    for _ in range(levels):
+        schema = {"type": "object", "properties": {"a": schema}, "required": ["a"]}
+    return schema
+
+
+def _ref_chain(n: int) -> dict:
+    defs: dict = {f"d{i}": {"$ref": f"#/$defs/d{i + 1}"} for i in range(n)}
+    defs[f"d{n}"] = {"type": "string"}
+    return {"$defs": defs, "$ref": "#/$defs/d0"}
+
+
+HOSTILE_SCHEMAS = {
+    "array product": {
+        "type": "array",
+        "items": {"type": "string", "pattern": "[a-z]{1,50}", "maxLength": 100},
+        "minItems": 200,
+        "maxItems": 200,
+    },
+    "nested array counts": {
+        "type": "array",
+        "minItems": 100,
+        "items": {"type": "array", "minItems": 100, "items": {"type": "array", "minItems": 100}},
+    },
+    "10k properties": {"type": "object", "properties": {f"p{i}": {"type": "integer"} for i in range(10_000)}},
+    "50k enum": {"enum": [f"value-{i}" for i in range(50_000)]},
+    "allOf of 50 patterns": {
+        "type": "string",
+        "allOf": [{"pattern": chr(97 + i % 26) * (1 + i // 26)} for i in range(50)],
+    },
+    "300 oneOf branches": {
+        "oneOf": [
+            {"type": "object", "properties": {"k": {"const": i}, "v": {"type": "string"}}, "required": ["k"]}
+            for i in range(300)
+        ]
+    },
+    "contains product": {
+        "type": "array",
+        "items": {"type": "string", "pattern": "^[a-c]{1,20}$"},
+        "contains": {"pattern": "^a+$"},
+        "minContains": 50,
+        "maxItems": 400,
+    },
+    "maxLength with a pattern": {"type": "string", "pattern": "^(ab|cd)*x?$", "maxLength": 10**9},
+}
+
+
+class Clock:
+    """Wall and CPU time since it started. On a machine shared by many jobs a process may get a
+    fraction of a core, and the few milliseconds of work after a deadline passes then take far
+    longer on the wall: these tests hold the bound on the smaller of the two (the CPU time still
+    catches any phase that ignores the deadline); the adversarial suite holds it on the wall."""
+
+    def __init__(self):
+        self.wall, self.cpu = time.monotonic(), time.process_time()
+
+    def elapsed(self) -> float:
+        return min(time.monotonic() - self.wall, time.process_time() - self.cpu)
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE_SCHEMAS))
+def test_hostile_schema_ends_within_its_budget_naming_the_part(vocab, name):
+    limits = fsm.Limits(max_seconds=2.0)
+    clock = Clock()
+    try:
+        index = fsm.compile(fsm.JsonSchema(HOSTILE_SCHEMAS[name]), vocab, limits=limits, cache=False)
+    except fsm.SchemaTooComplex as exc:
+        assert within_budget(limits, clock.elapsed()), (clock.elapsed(), str(exc))
+        assert exc.budget in ("max_seconds", "max_states", "max_memory", "max_regex_positions"), str(exc)
+        assert exc.pointer is not None, str(exc)  # the part of the schema responsible
+        return
+    assert within_budget(limits, clock.elapsed())
+    clock = Clock()
+    index.matcher().fill_bitmask(np.zeros((vocab.size + 31) // 32, dtype=np.int32))
+    assert within_budget(limits, clock.elapsed())
+
+
+def test_nested_counts_in_a_json_pattern_are_refused_before_any_automaton(vocab, monkeypatch):
+    import fsm.json.strategy as strategy
+
+    def no_automaton(*args, **kwargs):
+        raise AssertionError("an automaton was built")
+
+    monkeypatch.setattr(strategy, "node_nfa", no_automaton)
+    schema = {
+        "type": "object",
+        "properties": {"code": {"type": "string", "pattern": "^((ab|c){1,300}x){1,300}$"}},
+    }
+    with pytest.raises(fsm.SchemaTooComplex) as info:
+        fsm.compile(fsm.JsonSchema(schema), vocab, cache=False)
+    assert info.value.budget == "max_regex_positions"
+    assert info.value.pointer == "/properties/code/pattern"
+    assert "/properties/code/pattern" in str(info.value)
+
+
+def test_a_pattern_too_long_to_parse_is_refused_before_parsing(vocab, monkeypatch):
+    import fsm.json.patterns as patterns
+
+    def no_parse(*args, **kwargs):
+        raise AssertionError("the pattern was parsed")
+
+    monkeypatch.setattr(patterns, "parse_regex", no_parse)
+    limits = fsm.Limits(max_regex_positions=1000)
+    schema = {"type": "object", "patternProperties": {"^" + "ab" * 1500 + "$": {"type": "integer"}}}
+    with pytest.raises(fsm.SchemaTooComplex) as info:
+        fsm.compile(fsm.JsonSchema(schema), vocab, limits=limits, cache=False)
+    assert info.value.budget == "max_regex_positions"
+    assert info.value.pointer == "/patternProperties"
+    schema = {"items": {"type": "string", "pattern": "a" * 3000}}
+    with pytest.raises(fsm.SchemaTooComplex) as info:
+        fsm.compile(fsm.JsonSchema(schema), vocab, limits=limits, cache=False)
+    assert info.value.pointer == "/items/pattern"
+
+
+@pytest.mark.parametrize(
+    ("schema", "where"),
+    [(_nested(500), "/properties/a/properties/a/properties/a"), (_ref_chain(1000), "/$defs/d")],
+    ids=["500 levels", "1000 $refs"],
+)
+def test_nesting_past_the_recursion_limit_names_where_it_stopped(vocab, schema, where):
+    started = time.monotonic()
+    with pytest.raises(fsm.SchemaTooComplex) as info:
+        fsm.compile(fsm.JsonSchema(schema), vocab, cache=False)
+    assert time.monotonic() - started < 5
+    assert info.value.budget == "recursion"
+    assert info.value.pointer.startswith(where)
+
+
+def test_a_big_enum_is_checked_in_linear_time(vocab):
+    """Each value is checked against the enum's canonical set, built once (it was built per value)."""
+    values = [f"value-{i}" for i in range(3000)]
+    index = fsm.compile(fsm.JsonSchema({"enum": values}), vocab, cache=False)
+    assert accepts(index, '"value-2999"')
+    assert not accepts(index, '"value-3000"')
+
+
+def test_lark_table_in_its_child_is_bounded_by_max_memory():
+    """lark's LALR build in the forked child may grow its data segment by max_memory at most."""
+    from fsm.grammar.lark_fork import load_lark_bounded
+
+    words = "\n".join(["start: item+", "item: " + " | ".join(f'"w{i:04d}"' for i in range(3000))])
+    with pytest.raises(fsm.SpecTooComplex) as info:
+        load_lark_bounded(words, seconds=120, memory=32 << 20)
+    assert info.value.budget == "max_memory"
+    assert info.value.limit == 32 << 20
+    assert "start: item+" in str(info.value)  # names the grammar
+
+
+def test_long_counts_of_small_items_are_not_refused_by_the_estimate(vocab):
+    """The tree estimate counts a long repeat of a small item as a counter block, nested or not:
+    1,000 to 5,000 strings of up to 1,000 characters is a small NFA, not 5,000,000 positions."""
+    schema = {
+        "type": "array",
+        "items": {"type": "string", "maxLength": 1000},
+        "minItems": 1000,
+        "maxItems": 5000,
+    }
+    index = fsm.compile(fsm.JsonSchema(schema), vocab, cache=False)
+    row = np.zeros((vocab.size + 31) // 32, dtype=np.int32)
+    index.matcher().fill_bitmask(row)
+    assert row.any()
+    nested = {
+        "type": "array",
+        "minItems": 100,
+        "items": {"type": "array", "minItems": 100, "items": {"type": "array", "minItems": 100}},
+    }
+    started = time.monotonic()
+    with pytest.raises(fsm.SchemaTooComplex) as info:
+        fsm.compile(fsm.JsonSchema(nested), vocab, cache=False)
+    assert info.value.budget == "max_regex_positions"  # refused unbuilt, at once
+    assert time.monotonic() - started < 2
