@@ -31,7 +31,7 @@ from ..errors import SchemaTooComplex, SpecTooComplex, UnsupportedSchema
 from ..limits import Limits
 from .context import Context, Loc
 from .formats import format_node
-from .keywords import count
+from .keywords import count, type_set
 from .patterns import pattern_node
 
 # the keywords a propertyNames schema may use
@@ -208,6 +208,8 @@ def _string_schema_language(t: Context, loc: Loc) -> Node | None:
                 t.unsupported(kw, f, "propertyNames supports string keywords only")
         if f.excluded is not None:
             t.unsupported("not", f, "propertyNames supports string keywords only")
+        if "type" in sch and "string" not in type_set(sch["type"]):
+            return NEVER  # a property name is a string: no name is valid, the object has none
         if "enum" in sch or "const" in sch:
             vals = sch["enum"] if "enum" in sch else [sch["const"]]
             strs = [v for v in vals if isinstance(v, str)]

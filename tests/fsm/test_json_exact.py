@@ -117,3 +117,26 @@ def test_output_type_takes_exact():
     assert kind.spec.exact and kind.parse("2.0") == 2.0
     assert not ot.output_type({"type": "integer"}).spec.exact
     assert compact(kind.parse("1")) == "1"
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"propertyNames": {"type": "string", "maxLength": 3}},
+        {"propertyNames": {"type": "number"}},  # admits only {} among objects: no name is a number
+        {"type": "object", "properties": {"a": {"type": "integer"}}, "propertyNames": {"type": "boolean"}},
+        {"propertyNames": {"type": ["null", "string"], "maxLength": 1}, "additionalProperties": True},
+    ],
+    ids=lambda s: json.dumps(s)[:50],
+)
+def test_property_names_with_a_type_are_sound_in_both_modes(schema, vocab, tokenizer):
+    """A property name is a string: ``propertyNames`` whose ``type`` excludes strings allows no name."""
+    v = validator(schema)
+    texts = ["{}", '{"a":1}', '{"ab":2}', '{"abcd":3}', '{"a":1,"b":2}', "12", '"s"']
+    for exact in (False, True):
+        index = fsm.compile(JsonSchema(schema, exact=exact), vocab, cache=False)
+        for text in texts:
+            if accepts(index, text, tokenizer):
+                assert v.is_valid(json.loads(text)), (exact, text)
+        if exact:  # exactly the valid instances
+            assert [accepts(index, t, tokenizer) for t in texts] == [v.is_valid(json.loads(t)) for t in texts]
