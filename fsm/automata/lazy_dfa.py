@@ -201,7 +201,9 @@ class LazyByteDFA:
         if len(self._sets[d]) > 64:  # a big subset: one expansion alone takes a while
             self.budget.deadline.check(_WHAT)
         ev = []
-        for q in self._sets[d]:
+        for i, q in enumerate(self._sets[d]):
+            if i & 4095 == 4095:  # a subset of many thousand states (an enum of 50,000 values)
+                self.budget.deadline.check(_WHAT)
             edges = self._byte_edges(q)
             if edges:
                 ev.extend(edges)

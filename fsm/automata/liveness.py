@@ -5,20 +5,25 @@ Trimming to these states is what lets every lazily determinized state promise a 
 
 from __future__ import annotations
 
+from ..limits import Deadline
 
-def live_states(trans, eps, final: int, entries=(), calls=None) -> list[bool]:
+
+def live_states(
+    trans, eps, final: int, entries=(), calls=None, deadline: Deadline | None = None
+) -> list[bool]:
     """Which states of an NFA (``trans``: range edges, ``eps``: epsilon edges, negative targets
     virtual) can reach ``final``; ``entries`` pairs a block's entry with its exit (a block can
     always finish).
 
     With ``calls`` (see `pushdown.Calls`), a state is live when it reaches the end of its own
-    rule, a call site when its return state is live and the rule it calls can finish.
+    rule, a call site when its return state is live and the rule it calls can finish. ``deadline``:
+    the construction's, checked as it goes (an NFA can have a million states).
 
     >>> live_states([[(97, 97, 1)], [], []], [[], [], []], 1)
     [True, True, False]
     """
     n = len(trans)
-    rev = _reverse(trans, eps, entries)
+    rev = _reverse(trans, eps, entries, deadline)
     live = [False] * n
     seeds = [final] + (list(calls.final.values()) if calls is not None else [])
     stack = []
@@ -35,8 +40,12 @@ def live_states(trans, eps, final: int, entries=(), calls=None) -> list[bool]:
         for c, (name, r) in calls.site.items():
             sites_of.setdefault(name, []).append((c, r))
         finishes: set[str] = set()
+    done = 0
     while stack:
         t = stack.pop()
+        done += 1
+        if deadline is not None and done & 4095 == 0:
+            deadline.check("the automaton's live states")
         for q in rev[t]:
             if not live[q]:
                 live[q] = True
@@ -57,11 +66,13 @@ def live_states(trans, eps, final: int, entries=(), calls=None) -> list[bool]:
     return live
 
 
-def _reverse(trans, eps, entries) -> list[list[int]]:
+def _reverse(trans, eps, entries, deadline: Deadline | None = None) -> list[list[int]]:
     """The predecessors of every real state (virtual targets are skipped; a block's exit has its entry)."""
     n = len(trans)
     rev: list[list[int]] = [[] for _ in range(n)]
     for q in range(n):
+        if deadline is not None and q & 4095 == 4095:
+            deadline.check("the automaton's live states")
         for _, _, t in trans[q]:
             rev[t].append(q)
         for t in eps[q]:

@@ -370,7 +370,7 @@ class NFA:
         own rule, a call site when its return state is live and the rule it calls can finish.
         """
         entries = self.counters.entries if self.counters is not None else ()
-        live = live_states(self.trans, self.eps, final, entries, calls)
+        live = live_states(self.trans, self.eps, final, entries, calls, self.budget.deadline)
         n = len(self.trans)
         for q in range(n):
             if live[q]:

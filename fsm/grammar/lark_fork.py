@@ -49,6 +49,14 @@ def load_lark_bounded(
     try:
         kind, payload = pickle.loads(data)
     except Exception:  # the child died before sending
+        if memory is not None:  # an allocation past RLIMIT_DATA CPython could not turn into MemoryError
+            raise SpecTooComplex(
+                f"grammar {_head(text)}: the process building lark's LALR table died before it finished, "
+                f"most likely at its memory budget max_memory={memory:,} bytes; simplify the grammar "
+                "or raise Limits.max_memory",
+                budget="max_memory",
+                limit=memory,
+            ) from None
         raise GrammarError(
             "the grammar could not be built (the process building its LALR table died)"
         ) from None

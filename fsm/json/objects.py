@@ -88,15 +88,13 @@ def object_language(t: Context, schemas: list[Loc], depth: int) -> Node:
 def _declared(schemas: list[Loc]) -> tuple[list[str], set[str]]:
     """The declared property names in order (``properties`` first, then ``required``), and the
     required ones."""
-    names: list[str] = []
+    names: dict[str, None] = {}  # ordered, and a set: ten thousand properties stay linear
     required: set[str] = set()
     for f in schemas:
         props = f.schema.get("properties", {})
         if not isinstance(props, dict):
             raise SchemaError(f"properties at {f.ptr or '/'} must be an object")
-        for k in props:
-            if k not in names:
-                names.append(k)
+        names.update(dict.fromkeys(props))
     for f in schemas:
         req = f.schema.get("required", [])
         if isinstance(req, bool):  # draft 3 style
@@ -105,9 +103,8 @@ def _declared(schemas: list[Loc]) -> tuple[list[str], set[str]]:
             raise SchemaError(f"required at {f.ptr or '/'} must be an array")
         for k in req:
             required.add(k)
-            if k not in names:
-                names.append(k)
-    return names, required
+            names.setdefault(k, None)
+    return list(names), required
 
 
 def _value_locs(schemas: list[Loc], name: str) -> list[Loc] | None:
