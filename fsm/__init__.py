@@ -15,6 +15,17 @@ True
 from .automata import ByteDFA
 from .compiler import VERSION as __version__
 from .compiler import clear_memory_cache, compile, save
+from .compose import (
+    Alternatives,
+    CompositionError,
+    Literal,
+    Repeat,
+    Sequence,
+    Tag,
+    Text,
+    Token,
+    Triggered,
+)
 from .errors import (
     GrammarError,
     RegexError,
@@ -36,23 +47,32 @@ from .spec import Spec
 from .vocabulary import Vocabulary
 
 __all__ = [
+    "Alternatives",
     "ByteDFA",
     "Choice",
+    "CompositionError",
     "Grammar",
     "GrammarError",
     "Index",
     "JsonSchema",
     "Limits",
+    "Literal",
     "Matcher",
     "Regex",
     "RegexError",
     "RegexIndex",
+    "Repeat",
     "SchemaError",
     "SchemaTooComplex",
+    "Sequence",
     "Spec",
     "SpecError",
     "SpecTooComplex",
+    "Tag",
+    "Text",
+    "Token",
     "TokenRejected",
+    "Triggered",
     "UnsupportedSchema",
     "Vocabulary",
     "VocabularyError",
