@@ -117,8 +117,8 @@ def child(backend: str, reps: int, max_tokens: int) -> dict:
     for _ in range(reps):
         for mode in runs:
             proc = LogitsProcessor.latest() if LogitsProcessor.latest else None
-            n_compile = len(proc.timings.compile_seconds) if proc else 0
-            n_mask = len(proc.timings.mask_seconds) if proc else 0
+            if proc is not None:
+                proc.timings.clear()
             t = time.perf_counter()
             outs = llm.generate([prompt] * len(kept), [params(mode, s) for _, s in kept], use_tqdm=False)
             wall = time.perf_counter() - t
@@ -136,8 +136,8 @@ def child(backend: str, reps: int, max_tokens: int) -> dict:
             }
             if mode == "ours":
                 proc = LogitsProcessor.latest()
-                run["compile_ms"] = [1e3 * x for x in proc.timings.compile_seconds[n_compile:]]
-                run["mask_ms"] = [1e3 * x for x in proc.timings.mask_seconds[n_mask:]]
+                run["compile_ms"] = [1e3 * x for x in proc.timings.compile_seconds]
+                run["mask_ms"] = [1e3 * x for x in proc.timings.mask_seconds]
             runs[mode].append(run)
     return {"backend": backend, "load_s": load, "n": len(kept), "refused": refused, "runs": runs}
 

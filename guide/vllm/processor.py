@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 import time
 import weakref
+from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from vllm.config import VllmConfig
 
 log = logging.getLogger(__name__)
+KEPT_TIMINGS = 100_000  # most recent compile and mask times a processor keeps
 
 
 @lru_cache(maxsize=1)
@@ -58,12 +60,18 @@ def byte_vocabulary() -> fsm.Vocabulary:
 class Timings:
     """Where the processor's time went: each compile (on its worker thread) and each step's masks.
 
-    >>> Timings().compile_seconds
+    >>> list(Timings().compile_seconds)
     []
     """
 
-    compile_seconds: list[float] = field(default_factory=list)
-    mask_seconds: list[float] = field(default_factory=list)  # apply(): catch up + fill + mask, per step
+    # bounded: an engine lives for days and appends a mask time every step
+    compile_seconds: deque[float] = field(default_factory=lambda: deque(maxlen=KEPT_TIMINGS))
+    mask_seconds: deque[float] = field(default_factory=lambda: deque(maxlen=KEPT_TIMINGS))  # per apply()
+
+    def clear(self) -> None:
+        """Forget what was recorded (a benchmark clears before each run it measures)."""
+        self.compile_seconds.clear()
+        self.mask_seconds.clear()
 
 
 @dataclass
