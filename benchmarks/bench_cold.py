@@ -18,6 +18,7 @@ server has seen before), then the set.
     python benchmarks/bench_cold.py --set regex,json --repeats 3
     python benchmarks/bench_cold.py --set jsb --n 42 --repeats 3
     python benchmarks/bench_cold.py --set jsb --n 200 --repeats 1 --per-spec
+    python benchmarks/bench_cold.py --set json --repeats 3 --vocab gemma3   # 262k tokens
 """
 
 from __future__ import annotations
@@ -98,10 +99,13 @@ class _Ours:
         _ = self.vocab.trie  # start-up: built once per vocabulary
         self.words = np.zeros((self.vocab.size + 31) // 32, dtype=np.int32)
 
-    def start(self, kind, spec):
+    def compile(self, kind, spec):
         s = self.fsm.Regex(spec) if kind == "regex" else self.fsm.JsonSchema(spec)
-        m = self.fsm.compile(s, self.vocab, limits=self.fsm.Limits(max_seconds=20)).matcher()
-        m.fill_bitmask(self.words)
+        return self.fsm.compile(s, self.vocab, limits=self.fsm.Limits(max_seconds=20)).matcher()
+
+    def start(self, kind, spec):
+        m = self.compile(kind, spec)
+        self.fill(m)
         return m
 
     def fill(self, m):
@@ -121,7 +125,7 @@ class _LLGuidance:
         self.tok = llguidance.hf.from_tokenizer(tok)
         self.buf = lln.allocate_token_bitmask(1, self.tok.vocab_size)
 
-    def start(self, kind, spec):
+    def compile(self, kind, spec):
         M = self.llg.LLMatcher
         if kind == "regex":
             g = M.grammar_from_regex(spec)
@@ -130,6 +134,10 @@ class _LLGuidance:
         m = M(self.tok, g)
         if m.is_error():
             raise ValueError(m.get_error())
+        return m
+
+    def start(self, kind, spec):
+        m = self.compile(kind, spec)
         self.fill(m)
         return m
 
@@ -152,15 +160,18 @@ class _XGrammar:
         self.compiler = xgr.GrammarCompiler(self.info, cache_enabled=False)
         self.buf = xgr.allocate_token_bitmask(1, self.info.vocab_size)
 
-    def start(self, kind, spec):
+    def compile(self, kind, spec):
         if kind == "regex":
             g = self.compiler.compile_regex(spec)
         else:
             g = self.compiler.compile_json_schema(
                 json.dumps(spec), any_whitespace=False, separators=(",", ":")
             )
-        m = self.xgr.GrammarMatcher(g)
-        m.fill_next_token_bitmask(self.buf)
+        return self.xgr.GrammarMatcher(g)
+
+    def start(self, kind, spec):
+        m = self.compile(kind, spec)
+        self.fill(m)
         return m
 
     def fill(self, m):
@@ -194,20 +205,26 @@ def _serve(engine, items, tok, out) -> None:
         out.flush()
 
 
-def worker(engine_name: str, items_path: str, warm_path: str | None, out_path: str) -> None:
-    from transformers import AutoTokenizer
+STARTUP = "__startup__"  # the worker's first record: tokenizer load and the engine's vocabulary set-up
+ENGINE_CLASSES = {"ours": _Ours, "llguidance": _LLGuidance, "xgrammar": _XGrammar}
 
+
+def worker(engine_name: str, items_path: str, warm_path: str | None, out_path: str, vocab: str) -> None:
     sys.path.insert(0, ROOT)
-    from guide.default_model import default_model_dir
+    from vocabs import load_tokenizer
 
-    tok = AutoTokenizer.from_pretrained(default_model_dir())
-    engine = {"ours": _Ours, "llguidance": _LLGuidance, "xgrammar": _XGrammar}[engine_name](tok)
+    t = time.perf_counter()
+    tok = load_tokenizer(vocab)
+    loaded = time.perf_counter()
+    engine = ENGINE_CLASSES[engine_name](tok)
+    startup = {"name": STARTUP, "tokenizer": loaded - t, "vocabulary": time.perf_counter() - loaded}
     with open(items_path) as f:
         items = json.load(f)
     if warm_path:
         with open(warm_path) as f, open(os.devnull, "w") as null:
             _serve(engine, json.load(f), tok, null)
     with open(out_path, "w") as out:
+        out.write(json.dumps(startup) + "\n")
         _serve(engine, items, tok, out)
 
 
@@ -215,7 +232,7 @@ def worker(engine_name: str, items_path: str, warm_path: str | None, out_path: s
 # Driver
 
 
-def _run(engine: str, items_path: str, warm_path: str | None, timeout: float) -> list[dict]:
+def _run(engine: str, items_path: str, warm_path: str | None, timeout: float, vocab: str) -> list[dict]:
     fd, out_path = tempfile.mkstemp(suffix=".jsonl")
     os.close(fd)
     env = dict(os.environ, GUIDE_FSM_CACHE="off", PYTHONPATH=ROOT, TOKENIZERS_PARALLELISM="false")
@@ -228,6 +245,8 @@ def _run(engine: str, items_path: str, warm_path: str | None, timeout: float) ->
         items_path,
         "--out",
         out_path,
+        "--vocab",
+        vocab,
     ]
     if warm_path:
         cmd += ["--warm-items", warm_path]
@@ -287,6 +306,14 @@ def report(set_name: str, items: list, runs: dict[str, list[list[dict]]], per_sp
                     f"{med[e][n]['first'] * 1e3:16.2f} {med[e][n]['total'] * 1e3:16.2f}" for e in engines
                 )
             )
+    for e in engines:
+        ups = [r for run in runs[e] for r in run if r["name"] == STARTUP]
+        if ups:
+            print(
+                f"# {e} start-up (not in the figures), median: tokenizer load "
+                f"{np.median([r['tokenizer'] for r in ups]):.2f} s, vocabulary set-up "
+                f"{np.median([r['vocabulary'] for r in ups]):.2f} s"
+            )
     print(
         f"{'engine':12} {'first ms geo':>13} {'first p50':>10} {'first p90':>10} {'req ms geo':>11} "
         f"{'req total s':>12} {'cold p50 µs':>12} {'cold p99 µs':>12}"
@@ -336,6 +363,7 @@ def main(argv=None) -> None:
     ap.add_argument("--engines", default=",".join(ENGINES))
     ap.add_argument("--corpus", default=CORPUS)
     ap.add_argument("--per-spec", action="store_true")
+    ap.add_argument("--vocab", default="smollm2", help="tokenizer: smollm2 (49k) or gemma3 (262k)")
     ap.add_argument(
         "--warm-shared", type=int, default=0, help="ours serves this many other jsb schemas first"
     )
@@ -346,10 +374,13 @@ def main(argv=None) -> None:
     ap.add_argument("--out")
     args = ap.parse_args(argv)
     if args.worker:
-        worker(args.worker, args.items, args.warm_items, args.out)
+        worker(args.worker, args.items, args.warm_items, args.out, args.vocab)
         return
     engines = args.engines.split(",")
-    print(f"# bench_cold: engines {engines}, repeats {args.repeats}, fresh process per engine and repeat")
+    print(
+        f"# bench_cold: engines {engines}, vocabulary {args.vocab}, repeats {args.repeats}, "
+        "fresh process per engine and repeat"
+    )
     for set_name in args.set.split(","):
         if set_name == "regex":
             items = regex_set()
@@ -372,7 +403,9 @@ def main(argv=None) -> None:
             order = engines[rep % len(engines) :] + engines[: rep % len(engines)]
             for e in order:
                 t = time.perf_counter()
-                runs[e].append(_run(e, items_path, warm_path if e == "ours" else None, args.timeout))
+                runs[e].append(
+                    _run(e, items_path, warm_path if e == "ours" else None, args.timeout, args.vocab)
+                )
                 print(f"# {set_name} repeat {rep + 1}: {e} {time.perf_counter() - t:.1f} s", file=sys.stderr)
         report(
             set_name + (f" (ours warm from {args.warm_shared} other schemas)" if warm_path else ""),
