@@ -116,7 +116,7 @@ class LogitsProcessor(_VllmLogitsProcessor):
             model.tokenizer, revision=model.tokenizer_revision, trust_remote_code=model.trust_remote_code
         )
         width = model.get_vocab_size()
-        self.vocab = fsm.Vocabulary.from_tokenizer(tokenizer, size=width, eos_token_ids=_eos_ids(model))
+        self.vocab = fsm.Vocabulary.from_tokenizer(tokenizer, size=width, eos_token_ids=eos_ids(model))
         self.masks = MaskBuffer(width, device, capacity=vllm_config.scheduler_config.max_num_seqs)
         self.rows: dict[int, _Row] = {}
         self._pool = ThreadPoolExecutor(self.compile_threads, thread_name_prefix="guide-compile")
@@ -195,8 +195,12 @@ class _EosOnly:
         out[: len(self.bits)] = self.bits
 
 
-def _eos_ids(model: Any) -> list[int]:
-    """EOS ids of the generation config (chat models end turns with their own id)."""
+def eos_ids(model: Any) -> list[int]:
+    """EOS ids of a vLLM model config's generation config (chat models end turns with their own id).
+
+    >>> eos_ids(llm.llm_engine.model_config)   # doctest: +SKIP
+    [2]
+    """
     config = model.try_get_generation_config() or {}
     eos = config.get("eos_token_id")
     if eos is None:

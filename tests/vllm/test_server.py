@@ -1,6 +1,8 @@
 """The OpenAI server path: ``vllm serve --logits-processors guide.vllm:LogitsProcessor``, real HTTP.
 
-The module starts one server on 127.0.0.1 (a free port) and stops it at the end.
+The module starts one server on 127.0.0.1 (a free port) and stops it at the end. The same server
+runs the ``guide`` structured-output backend (``--structured-outputs-config.backend guide``, the
+plugin's entry point) for ``response_format`` requests.
 """
 
 from __future__ import annotations
@@ -63,6 +65,8 @@ def client(model_dir, tmp_path_factory):
         "512",
         "--dtype",
         "float32",
+        "--structured-outputs-config.backend",
+        "guide",
     ]
     with open(log, "w") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
@@ -144,3 +148,38 @@ def test_bad_spec_is_http_400_while_others_complete(client):
         assert e.value.status_code == 400
     t.join(300)
     assert isinstance(results.get("good"), Person)
+
+
+class Sevens(BaseModel):
+    n: int = Field(ge=10, le=99, multiple_of=7)  # multipleOf: vLLM's xgrammar backend ignores it
+
+
+def test_response_format_json_schema_runs_on_the_guide_backend(client):
+    for seed in (1, 2):
+        r = client.chat.completions.create(
+            model=NAME,
+            messages=[{"role": "user", "content": "A number, as JSON."}],
+            max_tokens=40,
+            temperature=1.0,
+            seed=seed,
+            response_format={
+                "type": "json_schema",
+                "json_schema": {"name": "sevens", "schema": Sevens.model_json_schema()},
+            },
+        )
+        assert r.choices[0].finish_reason == "stop"
+        Sevens.model_validate_json(r.choices[0].message.content)
+
+
+def test_response_format_bad_schema_is_http_400(client):
+    with pytest.raises(openai.BadRequestError, match="intger") as e:
+        client.chat.completions.create(
+            model=NAME,
+            messages=[{"role": "user", "content": "x"}],
+            max_tokens=5,
+            response_format={
+                "type": "json_schema",
+                "json_schema": {"name": "x", "schema": {"type": "intger"}},
+            },
+        )
+    assert e.value.status_code == 400
