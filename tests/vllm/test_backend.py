@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from importlib.metadata import entry_points
 
 import jsonschema
@@ -136,3 +138,23 @@ def test_greedy_equals_vllm_xgrammar_backend_on_a_regex(llm, model_dir):
         xgrammar.llm_engine.engine_core.shutdown()
     assert ours == theirs
     assert all(re.fullmatch(DATE, t) for t in ours)
+
+
+def test_another_vllm_version_is_refused_with_a_log_line_not_a_crash():
+    """On a vLLM the plugin was not tested with, register() logs why and patches nothing."""
+    script = (
+        "import logging, vllm\n"
+        "logging.basicConfig()\n"
+        "vllm.__version__ = '0.33.0'\n"
+        "from guide.vllm import plugin\n"
+        "from vllm.config.structured_outputs import StructuredOutputsConfig\n"
+        "print('registered', plugin.register())\n"
+        "try:\n"
+        "    StructuredOutputsConfig(backend='guide')\n"
+        "except ValueError:\n"
+        "    print('config refuses guide')\n"
+    )
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "registered False" in r.stdout and "config refuses guide" in r.stdout
+    assert "tested with vLLM 0.32.x" in r.stderr and "0.33.0" in r.stderr
