@@ -15,13 +15,22 @@ C. Constrained (a JSON schema with long fixed keys; a hand-written equivalent re
    ``generate`` + a constraint logits processor (ours, xgrammar's and outlines' when installed) on the
    plain HF model. The unconstrained runs make as many tokens as the constrained ones (so prefill
    weighs the same); generated tokens/s counts forced (jump-forward) tokens: they are output tokens.
+D. A fresh schema per row, as a server sees it: ``--batches`` rows, each constrained by its own
+   JSONSchemaBench schema never compiled in this process (a new block of schemas every run, the disk
+   cache off, so compile and every cold row are in the constrained time), vs the same prompts
+   unconstrained making as many tokens; with and without jump-forward. Schemas are taken round-robin
+   over the subsets, keeping those a fresh process compiles within 1 s (checked in a child process, so
+   nothing of the check is cached here).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -31,6 +40,7 @@ import torch
 import fsm
 import guide
 from guide.default_model import default_model_dir
+from guide.loop import Runner
 
 QUESTIONS = [
     "What is 2+2?",
@@ -69,6 +79,39 @@ CPU_TIME = False
 ORDER_PROMPT = (
     "Extract the order as JSON: Jane Doe (jane.doe@example.com) ordered 3 items, priority shipping."
 )
+
+
+FRESH_PROMPT = "Write one JSON object with realistic values."
+
+
+def fresh_schemas(n: int, max_compile: float = 1.0) -> list[dict]:
+    """``n`` JSONSchemaBench schemas (round-robin over the subsets) that compile within ``max_compile`` s.
+
+    The check runs in a child process with the disk cache off, so this process has compiled none of them.
+    """
+    code = f"""
+import json, sys, time
+sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})
+import fsm
+from bench_cold import CORPUS, jsb_set
+from vocabs import load_tokenizer
+vocab = fsm.Vocabulary.from_tokenizer(load_tokenizer())
+out = []
+for name, kind, spec, text in jsb_set(CORPUS, 10_000):
+    t = time.perf_counter()
+    try:
+        fsm.compile(fsm.JsonSchema(spec), vocab, limits=fsm.Limits(max_seconds={max_compile}))
+    except fsm.SpecError:
+        continue
+    if time.perf_counter() - t <= {max_compile}:
+        out.append(spec)
+    if len(out) == {n}:
+        break
+print(json.dumps(out))
+"""
+    env = dict(os.environ, GUIDE_FSM_CACHE="off", TOKENIZERS_PARALLELISM="false")
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def median_rates(runs: dict[str, Callable[[], int]], repeats: int) -> dict[str, float]:
@@ -253,6 +296,53 @@ class Bench:
             if name.startswith("HF+"):
                 self.results.append((f"C {name}/HF free", threads, b, "same schema", r[name] / r["HF free"]))
 
+    def section_d(self, threads: int, b: int) -> None:
+        """Constrained with a fresh schema per row vs unconstrained, same prompts and token counts.
+
+        Each constrained run is paired with a free run making the same number of tokens per row
+        (EOS banned), right after it; the ratio is the median over repeats of the pair's ratio.
+        """
+        os.environ["GUIDE_FSM_CACHE"] = "off"  # read at each compile: no index comes from disk
+        variants = (("constrained", True, False), ("constrained, no jump", False, False))
+        variants += (("constrained, masks ahead", True, True),)
+        blocks = self.args.repeats + 1  # one round of warm-up
+        schemas = fresh_schemas(len(variants) * blocks * b)
+        prompts = [self.model.chat(FRESH_PROMPT)] * b
+        rates: dict[str, list[float]] = {name: [] for name, _, _ in variants}
+        ratios: dict[str, list[float]] = {name: [] for name, _, _ in variants}
+        clock = time.process_time if CPU_TIME else time.perf_counter
+        for rep in range(blocks):
+            for k, (name, jump, ahead) in enumerate(variants):
+                # a new block of schemas per run: every compile and every row of it is cold
+                at = (len(variants) * rep + k) * b
+                fsm.clear_memory_cache()
+                specs = [fsm.JsonSchema(s) for s in schemas[at : at + b]]
+                t = clock()
+                # the loop guide.generate runs, with the masks-ahead mode it does not expose
+                runner = Runner(
+                    self.model, prompts, specs, self.n_new, None, None, jump, {}, masks_ahead=ahead
+                )
+                for _ in runner.steps():
+                    pass
+                lengths = [len(o.token_ids) for o in runner.completions()]
+                rate = sum(lengths) / (clock() - t)
+                t = clock()
+                outs = guide.generate(self.model, prompts, max_new_tokens=lengths, logit_bias=self.no_eos)
+                free = sum(len(o.token_ids) for o in outs) / (clock() - t)
+                if rep:
+                    rates[name].append(rate)
+                    ratios[name].append(rate / free)
+        r = {k: statistics.median(v) for k, v in ratios.items()}
+        print(
+            f"D threads={threads} batch={b} (fresh JSONSchemaBench schema per row): "
+            + " | ".join(f"{k} {statistics.median(v):.1f}" for k, v in rates.items())
+            + " tok/s || constrained/free (paired, median) "
+            + ", ".join(f"{k} {v:.2f}" for k, v in r.items()),
+            flush=True,
+        )
+        for name, ratio in r.items():
+            self.results.append((f"D {name}/free", threads, b, "fresh schema per row", ratio))
+
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -285,6 +375,8 @@ def main() -> None:
                 bench.section_b(threads, b)
             if "C" in args.sections:
                 bench.section_c(threads, b)
+            if "D" in args.sections:
+                bench.section_d(threads, b)
     print("\nsummary (ratio > 1: first is faster)")
     for what, threads, b, note, ratio in bench.results:
         print(f"  {what:32s} threads={threads} batch={b}: {ratio:.2f}  [{note}]")

@@ -17,6 +17,7 @@ Speculative decoding runs the same loop with verify steps instead (`guide.specul
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,8 +70,22 @@ class Step:
     feeds: list[list[int]] | None  # per row, the sampled id plus jump-forward ids; None if no row jumped
 
 
+@dataclass(eq=False)
+class Staged:
+    """Masks being written into the batch's host buffer ahead of their step, on the worker thread."""
+
+    rows: list[int]  # batch positions of the constrained rows, in the order their masks are staged
+    written: Future[int]  # resolves to the number of host rows written (= len(rows))
+
+
 class Runner:
-    """State of one generate call; ``steps()`` runs the loop and yields the rows touched per step."""
+    """State of one generate call; ``steps()`` runs the loop and yields the rows touched per step.
+
+    ``masks_ahead``: write step t+1's masks on a worker thread while step t's forward pass runs (the
+    matchers' states are known once the sampled tokens are committed). The output is the same either
+    way; whether it is faster depends on the device and on the cores left free (see
+    docs/performance.md).
+    """
 
     def __init__(
         self,
@@ -83,8 +98,12 @@ class Runner:
         jump_forward: bool,
         sampling: dict[str, Any],
         watermark: Watermark | None = None,
+        masks_ahead: bool = False,
     ):
         self.source = source
+        self.masks_ahead = masks_ahead
+        self.staged: Staged | None = None
+        self.worker: ThreadPoolExecutor | None = None
         self.watermark = watermark
         self.vocab = source.vocabulary
         n = len(prompts)
@@ -109,13 +128,23 @@ class Runner:
     # -- the loop ------------------------------------------------------------------------------------
     def steps(self) -> Iterator[list[Row]]:
         """Run the loop; yield the rows that got new tokens after each step (for streaming)."""
-        touched = self.begin()
-        if touched:
-            yield touched
-        while self.active:
-            step = self.sample()
-            yield step.rows
-            self.feed(step)
+        try:
+            touched = self.begin()
+            if touched:
+                yield touched
+            while self.active:
+                step = self.sample()
+                yield step.rows
+                self.feed(step)
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Stop the mask worker thread, if one was started (waits for masks it is writing)."""
+        if self.worker is not None:
+            self.worker.shutdown(wait=True)
+            self.worker = None
+        self.staged = None
 
     @torch.inference_mode()
     def begin(self) -> list[Row]:
@@ -168,11 +197,18 @@ class Runner:
         active, logits = self.active, batch.logits
         n_text = self.vocab.n_tokens
         token_bytes = self.token_bytes
+        # Masks are written on the host before anything reads the logits: on a GPU the forward pass
+        # is still running until check_logits waits for it, so this work overlaps it.
+        staged, self.staged = self.staged, None
+        if staged is not None:
+            constrained, n = staged.rows, staged.written.result()
+        else:
+            constrained = [i for i, r in enumerate(active) if r.matcher is not None]
+            n = batch.masks.stage([active[i].matcher for i in constrained])
         check_logits(logits)
         forbid_padding_ids(logits, n_text)
-        constrained = [i for i, r in enumerate(active) if r.matcher is not None]
         if constrained:
-            batch.masks.apply(logits, constrained, [active[i].matcher for i in constrained])
+            batch.masks.apply_staged(logits, constrained, n)
         if batch.rescore is not None:  # a guidance truncation that must see the mask (see guide.sources)
             logits = batch.rescore(logits)
         if self.watermark is not None:  # green-list bias on the masked logits, seeded per row
@@ -229,6 +265,8 @@ class Runner:
                 tokens = tokens[keep.to(tokens.device)]
         for r in self.active:
             r.stats.forward_passes += 1
+        if self.masks_ahead:
+            self._stage_ahead(batch)
         if feeds is None:
             fed = tokens[:, None]
             batch.logits = batch.session.decode(fed)
@@ -237,6 +275,16 @@ class Runner:
             fed, lengths = pad(feeds, max(len(f) for f in feeds))
             batch.logits = batch.session.decode(fed, lengths)
             batch.sampler.observe(fed, lengths)
+
+    def _stage_ahead(self, batch: Batch) -> None:
+        """Start writing the next step's masks on the worker thread; `sample` waits for them."""
+        rows = [i for i, r in enumerate(self.active) if r.matcher is not None]
+        if not rows:
+            return
+        if self.worker is None:
+            self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="guide-masks")
+        matchers = [self.active[i].matcher for i in rows]
+        self.staged = Staged(rows, self.worker.submit(batch.masks.stage, matchers))
 
     # -- per-row bookkeeping -------------------------------------------------------------------------
     def _append_bytes(self, row: Row, data: bytes | None) -> None:

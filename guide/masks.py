@@ -51,15 +51,25 @@ class MaskBuffer:
 
         >>> buf.apply(logits, rows=[0, 2], matchers=[m0, m2])   # doctest: +SKIP
         """
-        n = len(rows)
-        if n == 0:
-            return
+        if rows:
+            self.apply_staged(logits, rows, self.stage(matchers))
+
+    def stage(self, matchers: Sequence[TokenMatcher]) -> int:
+        """Write each matcher's packed allowed-set into ``self.host`` (row i for ``matchers[i]``); return how many.
+
+        Touches only the host buffer and the matchers, so it may run on a worker thread while the
+        forward pass runs (see `guide.loop`), as long as nothing else uses either meanwhile.
+
+        >>> buf.stage([m0, m2])   # doctest: +SKIP
+        2
+        """
+        n = len(matchers)
         if n > self.capacity:
             self._grow(n)
         host = self.host
         for i, m in enumerate(matchers):
             m.fill_bitmask(host[i])
-        self.apply_staged(logits, rows, n)
+        return n
 
     def apply_staged(self, logits: torch.Tensor, rows: Sequence[int], n: int) -> None:
         """Mask ``logits[rows]`` with the first ``n`` rows already written into ``self.host``."""
