@@ -45,6 +45,7 @@ from .limits import Limits
 from .regex import Choice, Regex, regex_to_dfa
 from .spec import Spec
 from .vocabulary import Vocabulary
+from .warm import warm_up
 
 __all__ = [
     "Alternatives",
@@ -84,4 +85,5 @@ __all__ = [
     "regex_to_dfa",
     "save",
     "unpack_bitmask",
+    "warm_up",
 ]

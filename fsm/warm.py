@@ -1,0 +1,68 @@
+"""Warming a vocabulary up: what the first request on it would otherwise build, built ahead.
+
+The first compile and mask on a vocabulary build tables shared by every later one (the token trie,
+the JSON string-body token classes) and import the front ends' lazy parts: about 1.5 s for a
+49k-token vocabulary and 8 s for a 262k one, paid by whichever request comes first. `warm_up` pays
+it at a moment of the caller's choosing (``guide.load`` does it on a background thread), by
+serving one small request itself, so whatever a real request needs first is covered without
+naming it here.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from .compiler import compile
+from .errors import SpecError
+from .json import JsonSchema
+from .vocabulary import Vocabulary
+
+# Keys, a free string, a bounded string, a number, an enum, an array: the lexemes most requests hit.
+_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string"},
+        "code": {"type": "string", "maxLength": 8},
+        "n": {"type": "number"},
+        "kind": {"enum": ["a", "b"]},
+        "tags": {"type": "array", "items": {"type": "integer"}},
+    },
+    "required": ["name", "code", "n", "kind", "tags"],
+    "additionalProperties": False,
+}
+_INSTANCE = b'{"name":"Ada Lovelace","code":"x1","n":-1.5,"kind":"a","tags":[1,20]}'
+
+
+def warm_up(vocab: Vocabulary) -> float:
+    """Build ``vocab``'s shared tables by serving one small JSON request; return the seconds it took.
+
+    Nothing is cached that a real request would not have cached: the request's own index is not
+    kept. Safe to run on a background thread (the vocabulary's tables are built under its lock).
+
+    A vocabulary that cannot spell the small request is warmed as far as it goes (the trie at least);
+    nothing is raised.
+
+    >>> v = Vocabulary([bytes([b]) for b in range(32, 127)] + [None], eos_token_ids=[95])
+    >>> warm_up(v) > 0
+    True
+    """
+    t = time.perf_counter()
+    _ = vocab.trie  # needed by every index; built even if the request below cannot be served
+    try:
+        matcher = compile(JsonSchema(_SCHEMA), vocab, cache=False).matcher()
+    except SpecError:  # a vocabulary that cannot write this schema: nothing more to warm
+        return time.perf_counter() - t
+    words = np.zeros((vocab.size + 31) // 32, dtype=np.int32)
+    matcher.fill_bitmask(words)
+    # walk the instance byte by byte through single-byte tokens where the vocabulary has them,
+    # so string, number and array rows are computed too
+    singles = {t[0]: i for i, t in enumerate(vocab.tokens) if t is not None and len(t) == 1}
+    for byte in _INSTANCE:
+        tid = singles.get(byte)
+        if tid is None or not matcher.is_allowed(tid):
+            break
+        matcher.advance(tid)
+        matcher.fill_bitmask(words)
+    return time.perf_counter() - t

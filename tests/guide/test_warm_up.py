@@ -1,0 +1,66 @@
+"""No first-use stall: after `fsm.warm_up` (which `guide.load` runs on a background thread) a first
+request on a new schema builds no per-vocabulary table, and warm-up leaves no index cached."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import fsm
+import guide
+from fsm.compiler import memory_cache_info
+from fsm.vocabulary import TokenTrie, Vocabulary
+
+# A schema warm-up has not seen, in the lexemes requests keep using.
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "title": {"type": "string", "maxLength": 40},
+        "year": {"type": "integer"},
+        "score": {"type": "number"},
+        "tags": {"type": "array", "items": {"type": "string"}},
+    },
+    "required": ["title", "year", "score", "tags"],
+}
+INSTANCE = '{"title":"The Old Man and the Sea","year":1952,"score":4.5,"tags":["novel","sea"]}'
+
+
+def _serve_without_building_tables(vocab, tokenizer, monkeypatch) -> None:
+    """Compile and walk SCHEMA with every per-vocabulary table builder made to fail."""
+
+    def no_trie(tokens):
+        pytest.fail("the token trie was built by a request after warm-up")
+
+    def no_new_table(self, name, build):
+        return original(
+            self, name, lambda: pytest.fail(f"table {name!r} was built by a request after warm-up")
+        )
+
+    original = Vocabulary.derived
+    monkeypatch.setattr(TokenTrie, "build", staticmethod(no_trie))
+    monkeypatch.setattr(Vocabulary, "derived", no_new_table)
+    m = fsm.compile(fsm.JsonSchema(SCHEMA), vocab, cache=False).matcher()
+    words = np.zeros((vocab.size + 31) // 32, dtype=np.int32)
+    m.fill_bitmask(words)
+    for t in tokenizer.encode(INSTANCE, add_special_tokens=False):
+        m.advance(t)
+        m.fill_bitmask(words)
+    assert m.is_accepting()
+
+
+def test_first_request_after_warm_up_builds_no_table(tokenizer, monkeypatch):
+    vocab = fsm.Vocabulary.from_tokenizer(tokenizer)  # a vocabulary no request has used yet
+    fsm.clear_memory_cache()
+    assert fsm.warm_up(vocab) > 0
+    assert memory_cache_info().entries == 0  # its own request's index is not kept
+    _serve_without_building_tables(vocab, tokenizer, monkeypatch)
+
+
+def test_load_warms_the_vocabulary_up_in_the_background(monkeypatch):
+    model = guide.load()
+    warming = [t for t in threading.enumerate() if t.name == "guide-warm-up"]
+    for t in warming:
+        t.join()
+    _serve_without_building_tables(model.vocabulary, model.tokenizer, monkeypatch)
