@@ -90,32 +90,53 @@ class TokenTrie:
 
     @staticmethod
     def build(tokens: Sequence[bytes | None]) -> TokenTrie:
-        prefixes: set[bytes] = set()
-        for b in tokens:
-            if b:
-                for k in range(1, len(b) + 1):
-                    prefixes.add(b[:k])
-        order = sorted(prefixes, key=lambda p: (len(p), p))
-        node_of = {p: i + 1 for i, p in enumerate(order)}
-        n = len(order) + 1
-        parent = np.zeros(n, dtype=np.int64)
-        node_byte = np.zeros(n, dtype=np.uint8)
-        depth = np.zeros(n, dtype=np.int32)
-        for p, i in node_of.items():
-            parent[i] = node_of.get(p[:-1], 0)
-            node_byte[i] = p[-1]
-            depth[i] = len(p)
-        # Sorted by (length, bytes) means children of one parent are contiguous and in parent order.
+        """The trie of ``tokens`` (``None`` and empty entries have no node), one depth at a time.
+
+        Nodes are numbered by (length, bytes): at depth d the key ``parent * 256 + byte`` of each token
+        still that long orders its prefix as its bytes do (parents were numbered so at depth d - 1),
+        so one ``np.unique`` per depth numbers them — no Python loop over prefixes (a 262k-token
+        vocabulary builds in a fraction of a second instead of seconds).
+
+        >>> t = TokenTrie.build([b"ab", b"a", None, b"b"])
+        >>> t.node_byte.tolist(), t.parent.tolist(), t.tok_ids.tolist()
+        ([0, 97, 98, 98], [0, 0, 0, 1], [1, 3, 0])
+        """
+        present = [i for i, b in enumerate(tokens) if b]
+        ids = np.array(present, dtype=np.int64)
+        data = [tokens[i] for i in present]
+        lens = np.array([len(b) for b in data], dtype=np.int64)
+        flat = np.frombuffer(b"".join(data), dtype=np.uint8)  # type: ignore[arg-type]
+        starts = np.cumsum(lens) - lens
+        node = np.zeros(len(data), dtype=np.int64)  # each token's node at the current depth
+        parents, edge_bytes, depths = (
+            [np.zeros(1, np.int64)],
+            [np.zeros(1, np.uint8)],
+            [np.zeros(1, np.int32)],
+        )
+        n = 1
+        alive = np.arange(len(data))
+        for d in range(1, int(lens.max(initial=0)) + 1):
+            alive = alive[lens[alive] >= d]
+            key = node[alive] * 256 + flat[starts[alive] + d - 1]
+            uniq, inverse = np.unique(key, return_inverse=True)
+            parents.append(uniq >> 8)
+            edge_bytes.append((uniq & 255).astype(np.uint8))
+            depths.append(np.full(len(uniq), d, dtype=np.int32))
+            node[alive] = n + inverse.reshape(-1)
+            n += len(uniq)
+        parent = np.concatenate(parents)
+        node_byte = np.concatenate(edge_bytes)
+        depth = np.concatenate(depths)
+        # Nodes ordered by (length, bytes): children of one parent are contiguous and in parent order.
         child_count = np.bincount(parent[1:], minlength=n).astype(np.int32)
         child_start = np.zeros(n, dtype=np.int32)
         if n > 1:
             first_child = np.full(n, n, dtype=np.int64)
             np.minimum.at(first_child, parent[1:], np.arange(1, n))
             child_start = np.where(child_count > 0, first_child, 0).astype(np.int32)
-        tok_nodes = [(node_of[b], i) for i, b in enumerate(tokens) if b]
-        tok_nodes.sort()
-        tn = np.array([t[0] for t in tok_nodes], dtype=np.int64)
-        tok_ids = np.array([t[1] for t in tok_nodes], dtype=np.int32)
+        order = np.lexsort((ids, node))
+        tn = node[order]
+        tok_ids = ids[order].astype(np.int32)
         tok_count = np.bincount(tn, minlength=n).astype(np.int32) if len(tn) else np.zeros(n, np.int32)
         tok_start = (np.cumsum(tok_count) - tok_count).astype(np.int32)
         return TokenTrie(node_byte, child_start, child_count, tok_start, tok_count, tok_ids, depth, parent)
