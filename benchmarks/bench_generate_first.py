@@ -43,6 +43,9 @@ def child(mode: str, new_tokens: int) -> dict:
     from bench_cold import CORPUS, jsb_set
 
     out = {"import": time.perf_counter() - t}
+    import torch
+
+    torch.set_num_threads(1)  # CPU time then counts work, not idle OpenMP threads spinning on a busy box
     t = time.perf_counter()
     model = guide.load(warm_up=mode != "cold")
     out["load"] = time.perf_counter() - t
