@@ -16,6 +16,7 @@ from ..automata import ByteDFA
 from ..errors import SpecError
 from ..limits import Deadline, Limits
 from ..vocabulary import TokenTrie, Vocabulary
+from .path_walk import PathWalker, trie_arrays
 from .rows import FINISHED, Row, RowIndex
 from .token_walk import class_trie, walk_tokens
 
@@ -45,6 +46,7 @@ class DfaIndex(RowIndex):
         super().__init__(dfa, vocab, fingerprint, limits, n_classes=dfa.table.shape[1])
         self._class_trie: TokenTrie | None = None
         self._byte_walks = 0.0  # seconds spent walking the byte trie, before the fold
+        self._paths = PathWalker(dfa, trie_arrays(vocab))
         deadline = deadline or self.limits.deadline()
         if not self._all_states_reach_accept_by_single_bytes(deadline):
             # Some state needs a byte that is no token on its own: prune by token-level liveness.
@@ -63,6 +65,9 @@ class DfaIndex(RowIndex):
         if self._byte_walks > _FOLD_AFTER_SECONDS:
             _ = self.trie
         return src, tok, end
+
+    def narrow_row(self, state: int, deadline: Deadline) -> tuple[np.ndarray, np.ndarray] | None:
+        return self._paths.row(state)
 
     @property
     def n_states(self) -> int:

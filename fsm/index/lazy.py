@@ -21,6 +21,7 @@ import numpy as np
 from ..automata import LazyByteDFA
 from ..limits import Deadline, Limits
 from ..vocabulary import Vocabulary
+from .path_walk import PathWalker, trie_arrays
 from .rows import RowIndex
 from .token_walk import walk_tokens
 
@@ -33,6 +34,7 @@ class LazyDfaIndex(RowIndex):
     ):
         self.lazy = lazy
         super().__init__(lazy.as_byte_dfa(), vocab, fingerprint, limits, n_classes=lazy.n_classes)
+        self._paths = PathWalker(self.dfa, trie_arrays(vocab))
 
     @staticmethod
     def usable(lazy: LazyByteDFA, vocab: Vocabulary) -> bool:
@@ -43,6 +45,13 @@ class LazyDfaIndex(RowIndex):
         self.lazy.use_deadline(deadline)  # the DFA rows this walk expands count against it too
         try:
             return walk_tokens(self.dfa, states, self.vocabulary.trie, deadline=deadline)
+        finally:
+            self.lazy.use_deadline(None)
+
+    def narrow_row(self, state: int, deadline: Deadline) -> tuple[np.ndarray, np.ndarray] | None:
+        self.lazy.use_deadline(deadline)  # the DFA rows the walk expands count against it too
+        try:
+            return self._paths.row(state)
         finally:
             self.lazy.use_deadline(None)
 

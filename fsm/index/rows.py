@@ -96,15 +96,23 @@ class RowIndex(ABC):
         return r
 
     def _row_arrays(self, state: int) -> tuple[np.ndarray, np.ndarray]:
-        """(tokens, end states) of ``state``: from the vocabulary's string-body classes when the
-        state reads a free JSON string (`fsm.index.string_body`), else by a trie walk."""
+        """(tokens, end states) of ``state``: depth first when the row is narrow, from the
+        vocabulary's string-body classes when the state reads a free JSON string
+        (`fsm.index.string_body`), else by a vectorized trie walk."""
         deadline = self.limits.deadline()
-        fast = self.body_row(state, deadline)
+        fast = self.narrow_row(state, deadline)
+        if fast is None:
+            fast = self.body_row(state, deadline)
         if fast is not None:
             return fast
         _ = self.vocabulary.trie  # built once per vocabulary: not this row's time
         _, tok, end = self.walk(np.array([state]), deadline)
         return tok, end
+
+    def narrow_row(self, state: int, deadline: Deadline) -> tuple[np.ndarray, np.ndarray] | None:
+        """(tokens, end states) of ``state`` by a depth-first walk (`fsm.index.path_walk`) when its
+        row is narrow; None when it is wide, or when this kind of index leaves every row to `walk`."""
+        return None
 
     def body_row(self, state: int, deadline: Deadline) -> tuple[np.ndarray, np.ndarray] | None:
         """`string_body.body_row` of ``state`` over this index's automaton (None: not in a free string)."""
