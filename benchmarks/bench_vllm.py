@@ -7,7 +7,8 @@ a child process (the engine in-process, so timings can be read), loaded with our
 `guide.vllm.LogitsProcessor` registered beside it. In each engine the batch runs unconstrained and
 with that engine's modes, interleaved, ``--reps`` times, medians reported:
 
-- ``processor``: our logits processor (``guide_json_schema`` in ``extra_args``), in the xgrammar engine;
+- ``processor``: our logits processor (``guide_json_schema`` in ``extra_args``), in the guide and
+  xgrammar engines;
 - ``guide``: our structured-output backend (``structured_outputs=...(json=schema)``, the plugin);
 - ``xgrammar`` / ``guidance`` / ``outlines``: vLLM's backends, same requests.
 
@@ -48,7 +49,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "..", "tests", "data", "jsonschemabench")
 MODES = {  # engine's backend -> the modes it runs besides "unconstrained"
-    "guide": ["guide"],
+    "guide": ["processor", "guide"],
     "xgrammar": ["processor", "xgrammar"],
     "guidance": ["guidance"],
     "outlines": ["outlines"],
@@ -235,7 +236,8 @@ def main(argv: list[str] | None = None) -> None:
         proc = subprocess.run(cmd, capture_output=True, text=True)
         line = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
         if not line:
-            print(f"{engine:9} failed:\n{proc.stderr[-3000:]}", flush=True)
+            # a negative code is a signal: -9 is the kernel's OOM killer on a small machine
+            print(f"{engine:9} failed (exit code {proc.returncode}):\n{proc.stderr[-3000:]}", flush=True)
             continue
         r = json.loads(line[0][len("RESULT ") :])
         results.append(r)
