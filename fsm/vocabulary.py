@@ -12,7 +12,7 @@ import hashlib
 import json
 import re
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -143,11 +143,11 @@ class TokenTrie:
 
 
 class Vocabulary:
-    """Exact bytes of every token id, the EOS ids and the logits width.
+    """Exact bytes of every token id, the EOS ids, the logits width and the special tokens' texts.
 
-    >>> v = Vocabulary([b"a", b"b", b"ab", None], eos_token_ids=[3])
-    >>> v.size, v.token_bytes(2), v.eos_token_ids
-    (4, b'ab', (3,))
+    >>> v = Vocabulary([b"a", b"b", b"ab", None], eos_token_ids=[3], special_tokens={"<|end|>": 3})
+    >>> v.size, v.token_bytes(2), v.eos_token_ids, v.special_tokens["<|end|>"]
+    (4, b'ab', (3,), 3)
     """
 
     def __init__(
@@ -155,6 +155,7 @@ class Vocabulary:
         tokens: Sequence[bytes | None],
         eos_token_ids: Iterable[int],
         size: int | None = None,
+        special_tokens: Mapping[str, int] | None = None,
     ):
         self._tokens: list[bytes | None] = [None if t is None else bytes(t) for t in tokens]
         self.eos_token_ids: tuple[int, ...] = tuple(sorted({int(i) for i in eos_token_ids}))
@@ -170,6 +171,11 @@ class Vocabulary:
         for i in self.eos_token_ids:  # EOS is control, never text
             if i < n:
                 self._tokens[i] = None
+        # text -> id of the special (control) tokens: what fsm.Token("<|im_end|>") resolves through
+        self.special_tokens: dict[str, int] = {str(k): int(i) for k, i in (special_tokens or {}).items()}
+        bad = sorted(k for k, i in self.special_tokens.items() if not 0 <= i < self.size)
+        if bad:
+            raise VocabularyError(f"special tokens {bad} have ids outside the vocabulary (size {self.size})")
         self._trie: TokenTrie | None = None
         self._single_bytes: np.ndarray | None = None
         self._derived: dict[str, Any] = {}
@@ -178,6 +184,8 @@ class Vocabulary:
         h.update(json.dumps([self.size, list(self.eos_token_ids)]).encode())
         for t in self._tokens:
             h.update(b"\xff\xfe" if t is None else len(t).to_bytes(4, "little") + t)
+        if self.special_tokens:  # a spec may name them (fsm.Token), so they are part of the identity
+            h.update(json.dumps(sorted(self.special_tokens.items())).encode())
         self.fingerprint: str = h.hexdigest()[:32]
 
     @property
@@ -266,13 +274,17 @@ class Vocabulary:
         added = getattr(tokenizer, "added_tokens_decoder", {}) or {}
         special_ids = set(getattr(tokenizer, "all_special_ids", []) or [])
         tokens: list[bytes | None] = []
+        special: dict[str, int] = {}
         for i, piece in enumerate(pieces):
             if i in special_ids:
                 tokens.append(None)
+                if piece is not None:
+                    special[str(piece)] = i
             elif i in added:
                 tok = added[i]
                 if getattr(tok, "special", False):
                     tokens.append(None)
+                    special[str(getattr(tok, "content", tok))] = i
                 else:
                     tokens.append(str(tok.content if hasattr(tok, "content") else tok).encode("utf-8"))
             elif piece is None:
@@ -290,7 +302,7 @@ class Vocabulary:
             raise VocabularyError(
                 f"tokenizer {type(tokenizer).__name__} has no eos_token_id; pass eos_token_ids=[...]"
             )
-        return cls(tokens, eos, size=size if size is not None else n)
+        return cls(tokens, eos, size=size if size is not None else n, special_tokens=special)
 
 
 def _tokenizer_kind(tokenizer: Any) -> str:

@@ -2,7 +2,7 @@
 repeats, tags and triggered tags, composed from any spec.
 
 Composition happens on the automaton level: a part tree becomes a `program.Program` (slots whose
-leaves are byte automata: literals, free text, each spec's own DFA), whose byte DFA
+leaves are byte automata: literals, free text, each spec's own DFA, a grammar's configurations), whose byte DFA
 (`dfa.ComposedDFA`) is determinized lazily, so where one part may end the next runs beside it and
 a token straddling two parts is walked through both. Specs inside are compiled through
 `fsm.compile` the first time a generation enters them (a 500-tool `Triggered` compiles only the

@@ -74,8 +74,9 @@ class LiteralLeaf(Leaf):
 class SpecLeaf(Leaf):
     """A spec's byte automaton, compiled through `fsm.compile` the first time it is entered.
 
-    Any spec whose index is row-based (`fsm.Regex`, `fsm.Choice`, `fsm.JsonSchema` short of the
-    grammar engine) composes; a grammar index has no byte automaton to run beside the others.
+    A spec whose index is row-based (`fsm.Regex`, `fsm.Choice`, `fsm.JsonSchema`, recursive
+    schemas' pushdown DFA included) runs its byte DFA; a grammar index (`fsm.Grammar`, a
+    left-recursive schema) runs its own lexer + LR parser byte by byte (`GrammarSteps`).
     """
 
     def __init__(self, spec: Any, vocab: Vocabulary, limits: Limits, name: str):
@@ -83,31 +84,47 @@ class SpecLeaf(Leaf):
         self.name = name
         self._vocab = vocab
         self._limits = limits
-        self._dfa: Any = None
-        self._rows: dict[int, np.ndarray] = {}
+        self._steps: DfaSteps | GrammarSteps | None = None
 
     @property
     def compiled(self) -> bool:
         """Whether the spec was compiled (entered) yet."""
-        return self._dfa is not None
+        return self._steps is not None
 
     @property
-    def dfa(self) -> Any:
-        if self._dfa is None:
+    def steps(self) -> DfaSteps | GrammarSteps:
+        """The byte automaton of the compiled spec (compiled here on first use)."""
+        if self._steps is None:
             index = compile_spec(self.spec, self._vocab, self._limits)
-            dfa = getattr(index, "dfa", None)
-            if dfa is None:
+            if getattr(index, "dfa", None) is not None:
+                self._steps = DfaSteps(index.dfa)
+            elif all(hasattr(index, a) for a in ("step_byte", "normalize", "viable", "config_accepting")):
+                self._steps = GrammarSteps(index)
+            else:
                 raise CompositionError(
-                    f"compiles to a {type(index).__name__}, which has no byte automaton to compose "
-                    "(grammars and schemas that need the grammar engine cannot be parts yet)",
+                    f"compiles to a {type(index).__name__}, which has no byte automaton to compose",
                     part=self.name,
                 )
-            self._dfa = dfa
-        return self._dfa
+        return self._steps
 
     @property
     def initial(self) -> int:
-        return int(self.dfa.initial)
+        return self.steps.initial
+
+    def row(self, state: int) -> np.ndarray:
+        return self.steps.row(state)
+
+    def accepting(self, state: int) -> bool:
+        return self.steps.accepting(state)
+
+
+class DfaSteps:
+    """Rows of a compiled spec's byte DFA (eager, lazy or pushdown), cached per state."""
+
+    def __init__(self, dfa: Any):
+        self.dfa = dfa
+        self.initial = int(dfa.initial)
+        self._rows: dict[int, np.ndarray] = {}
 
     def row(self, state: int) -> np.ndarray:
         r = self._rows.get(state)
@@ -120,6 +137,52 @@ class SpecLeaf(Leaf):
 
     def accepting(self, state: int) -> bool:
         return bool(self.dfa.accepting[state])
+
+
+class GrammarSteps:
+    """A grammar index as a byte automaton: a state is one of its configurations (lexer state,
+    parser stack, ignored bytes), numbered as reached; a byte leads where the grammar's own
+    stepping leads (then normalized as its matcher does), if it can still be completed. The parser stack is part of the
+    state, so the automaton is infinite and built as far as generations go.
+
+    >>> import fsm
+    >>> v = fsm.Vocabulary([bytes([b]) for b in range(256)] + [None], eos_token_ids=[256])
+    >>> g = GrammarSteps(fsm.compile(fsm.Grammar('start: "(" start ")" | "x"'), v))
+    >>> s = g.initial
+    >>> for b in b"((x)": s = int(g.row(s)[b])
+    >>> int(g.row(s)[ord("x")]), g.accepting(s), g.accepting(int(g.row(s)[ord(")")]))
+    (-1, False, True)
+    """
+
+    def __init__(self, index: Any):
+        self.index = index
+        self._ids: dict[Any, int] = {}
+        self._configs: list[Any] = []
+        self._rows: dict[int, np.ndarray] = {}
+        self.initial = self._id(index.normalize(index.initial_state))
+
+    def _id(self, config: Any) -> int:
+        i = self._ids.get(config)
+        if i is None:
+            i = self._ids[config] = len(self._configs)
+            self._configs.append(config)
+        return i
+
+    def row(self, state: int) -> np.ndarray:
+        r = self._rows.get(state)
+        if r is None:
+            idx, config = self.index, self._configs[state]
+            r = _DEAD.copy()
+            for b in range(256):
+                nxt = idx.step_byte(config, b)
+                if nxt is not None and idx.viable(nxt):  # before normalizing: a finished
+                    r[b] = self._id(idx.normalize(nxt))  # parse expects no further terminal
+            r.setflags(write=False)
+            self._rows[state] = r
+        return r
+
+    def accepting(self, state: int) -> bool:
+        return bool(self.index.config_accepting(self._configs[state]))
 
 
 def _utf8_step(need: int, lo: int, hi: int, b: int) -> tuple[int, int, int] | None:

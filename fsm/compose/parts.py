@@ -77,7 +77,9 @@ def _bytes(text: str | bytes) -> bytes:
 
 
 class Literal(Part):
-    """Exactly ``text``.
+    """Exactly ``text``. Where the vocabulary has a special token spelled as a piece of it (e.g.
+    ``<tool_call>`` in a chat model's vocabulary), that special id is accepted for the piece too,
+    so the same spec works in a vocabulary where the piece is text and one where it is one token.
 
     >>> Literal("hi").data
     b'hi'
@@ -88,8 +90,39 @@ class Literal(Part):
             raise CompositionError(f"needs str or bytes, got {type(text).__name__}", part="Literal")
         self.data = _bytes(text)
 
+    def pieces(self, special: dict[bytes, int]) -> list[tuple[bytes, int]]:
+        """The text cut at special tokens' texts (leftmost, longest): (bytes, special id or -1).
+
+        >>> Literal("a<s>b<s>").pieces({b"<s>": 7})
+        [(b'a', -1), (b'<s>', 7), (b'b', -1), (b'<s>', 7)]
+        """
+        out: list[tuple[bytes, int]] = []
+        data, start, i = self.data, 0, 0
+        found = [k for k in special if k in data]  # most literals hold none: one search per token
+        while found and i < len(data):
+            hit = max((k for k in found if data.startswith(k, i)), key=len, default=None)
+            if hit is None:
+                i += 1
+                continue
+            if start < i:
+                out.append((data[start:i], -1))
+            out.append((hit, special[hit]))
+            i = start = i + len(hit)
+        if start < len(data):
+            out.append((data[start:], -1))
+        return out
+
     def emit(self, builder: Builder, cont: list[int]) -> list[int]:
-        return builder.leaf_slot(self, lambda: LiteralLeaf(self.data), cont) if self.data else cont
+        if not self.data:
+            return cont
+        pieces = self.pieces(builder.special_texts()) if builder.vocab is not None else [(self.data, -1)]
+        for i in range(len(pieces) - 1, -1, -1):
+            data, special = pieces[i]
+            entry = builder.leaf_slot(self, lambda data=data: LiteralLeaf(data), cont, key=(id(self), i))
+            if special >= 0:
+                entry = entry + builder.token_slot(special, repr(self), cont)
+            cont = entry
+        return cont
 
     def key(self) -> Any:
         return ["Literal", self.data.hex()]
@@ -132,24 +165,28 @@ class Text(Part):
 
 class Token(Part):
     """One token id, never matched by text bytes: an int id, or the text of a single special token
-    resolved with ``tokenizer`` (a Hugging Face tokenizer).
+    — resolved with ``tokenizer`` (a Hugging Face tokenizer) when given, else through the special
+    tokens of the vocabulary the spec is compiled for (`fsm.Vocabulary.special_tokens`).
 
-    >>> Token(5).token_id
-    5
+    >>> Token(5).token_id, Token("<|im_end|>").text
+    (5, '<|im_end|>')
     """
 
     def __init__(self, id_or_text: int | str, tokenizer: Any = None):
         if isinstance(id_or_text, bool) or not isinstance(id_or_text, (int, str)):
             raise CompositionError(f"needs a token id or text, got {id_or_text!r}", part="Token")
         self.text = id_or_text if isinstance(id_or_text, str) else None
+        self.token_id: int | None = None  # a text without a tokenizer: resolved at compile
         if isinstance(id_or_text, int):
             if id_or_text < 0:
                 raise CompositionError(f"token id {id_or_text} is negative", part="Token")
             self.token_id = id_or_text
             return
         where = f"Token({id_or_text!r})"
+        if not id_or_text:
+            raise CompositionError("the text is empty", part=where)
         if tokenizer is None:
-            raise CompositionError("a token given by its text needs the tokenizer to resolve it", part=where)
+            return
         ids = tokenizer.encode(id_or_text, add_special_tokens=False)
         special = set(getattr(tokenizer, "all_special_ids", []) or [])
         added = getattr(tokenizer, "added_tokens_decoder", {}) or {}
@@ -158,10 +195,19 @@ class Token(Part):
         self.token_id = int(ids[0])
 
     def emit(self, builder: Builder, cont: list[int]) -> list[int]:
-        return builder.token_slot(self.token_id, repr(self), cont)
+        token_id = self.token_id
+        if token_id is None:
+            special = builder.vocab.special_tokens if builder.vocab is not None else {}
+            if self.text not in special:
+                shown = ", ".join(sorted(special)[:8]) or "none"
+                raise CompositionError(
+                    f"is no special token of the vocabulary (its special tokens: {shown})", part=repr(self)
+                )
+            token_id = special[self.text]
+        return builder.token_slot(token_id, repr(self), cont)
 
     def key(self) -> Any:
-        return ["Token", self.token_id]
+        return ["Token", self.token_id] if self.token_id is not None else ["Token", "text", self.text]
 
     def __repr__(self) -> str:
         return f"Token({self.text!r})" if self.text is not None else f"Token({self.token_id})"

@@ -53,7 +53,8 @@ class Builder:
         self.vocab = vocab
         self.limits = limits
         self.slots: list[Slot] = [Slot(FINAL)]
-        self.leaves: dict[int, Leaf] = {}  # id(part) -> its leaf, shared by unrolled copies
+        self.leaves: dict[Any, Leaf] = {}  # id(part) -> its leaf, shared by unrolled copies
+        self._special: dict[bytes, int] | None = None
         self.keep: list[Any] = []  # the parts keyed by id above stay alive while building
 
     def add(self, slot: Slot) -> int:
@@ -64,13 +65,31 @@ class Builder:
         self.slots.append(slot)
         return len(self.slots) - 1
 
-    def leaf_slot(self, part: Any, make: Callable[[], Leaf], cont: list[int]) -> list[int]:
-        """A slot running ``part``'s leaf (made once per part by ``make``), then ``cont``."""
-        leaf = self.leaves.get(id(part))
+    def leaf_slot(self, part: Any, make: Callable[[], Leaf], cont: list[int], key: Any = None) -> list[int]:
+        """A slot running ``part``'s leaf (made once per part, or per ``key`` of it, by ``make``),
+        then ``cont``."""
+        key = id(part) if key is None else key
+        leaf = self.leaves.get(key)
         if leaf is None:
-            leaf = self.leaves[id(part)] = make()
+            leaf = self.leaves[key] = make()
             self.keep.append(part)
         return [self.add(Slot(LEAF, leaf=leaf, next=cont))]
+
+    def special_texts(self) -> dict[bytes, int]:
+        """The vocabulary's special tokens that a `Literal` may stand for: text bytes -> id (EOS ids
+        and ids that also spell text left out)."""
+        if self._special is None:
+            v = self.vocab
+            self._special = (
+                {}
+                if v is None
+                else {
+                    t.encode(): i
+                    for t, i in v.special_tokens.items()
+                    if t and i not in v.eos_token_ids and i < v.size and v.token_bytes(i) is None
+                }
+            )
+        return self._special
 
     def token_slot(self, token_id: int, where: str, cont: list[int]) -> list[int]:
         """A slot waiting for special token ``token_id``, then ``cont``."""

@@ -131,7 +131,7 @@ def test_composed_specs_are_cached_by_fingerprint(vocab):
             "min_calls",
         ),
         (lambda tok: fsm.Token("hello world", tok), "Token('hello world')"),
-        (lambda tok: fsm.Token("<|im_start|>"), "needs the tokenizer"),
+        (lambda tok: fsm.Token(""), "the text is empty"),
         (lambda tok: fsm.Sequence("a", 3), "Sequence part 1"),
         (lambda tok: fsm.Text(exclude=[""]), "Text"),
     ],
@@ -148,7 +148,8 @@ def test_bad_parts_raise_a_composition_error_naming_the_part(tokenizer, make, na
         (lambda tok: fsm.Sequence("a", fsm.Token(tok.eos_token_id)), "EOS"),
         (lambda tok: fsm.Sequence("a", fsm.Token(tok.convert_tokens_to_ids("a"))), "text token"),
         (lambda tok: fsm.Sequence("a", fsm.Token(10**7)), "outside the vocabulary"),
-        (lambda tok: fsm.Sequence("a", fsm.Grammar.builtin("arithmetic")), "no byte automaton"),
+        (lambda tok: fsm.Sequence("a", fsm.Token("<|no such token|>")), "no special token of the vocabulary"),
+        (lambda tok: fsm.Sequence("a", fsm.Token(tok.eos_token)), "EOS"),  # by text, via the vocabulary
     ],
 )
 def test_parts_that_cannot_be_built_raise_at_compile(vocab, tokenizer, spec, names):
