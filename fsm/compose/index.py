@@ -39,10 +39,10 @@ class ComposedIndex(RowIndex):
         limits = limits or DEFAULT_LIMITS
         self.part = part
         self.program = build_program(part, vocab, limits)
-        single = vocab.single_bytes
-        for slot in self.program.slots:
+        unspelled = np.flatnonzero(~vocab.single_bytes).tolist()  # none in byte-level vocabularies
+        for slot in self.program.slots if unspelled else ():
             data = getattr(slot.leaf, "data", b"")
-            if slot.kind == LEAF and not all(single[b] for b in data):
+            if slot.kind == LEAF and any(b in data for b in unspelled):
                 raise CompositionError(
                     "has a byte no token spells alone, so a token-by-token walk could get stuck in it",
                     part=f"Literal({data!r})",

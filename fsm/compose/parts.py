@@ -42,9 +42,12 @@ class Part(ABC):
 
     @property
     def fingerprint(self) -> str:
-        """A stable digest of the part tree (the cache key)."""
-        text = json.dumps(["compose", self.key()], separators=(",", ":"))
-        return "compose:" + hashlib.sha256(text.encode()).hexdigest()[:40]
+        """A stable digest of the part tree (the cache key; parts are not changed once made)."""
+        fp = self.__dict__.get("_fingerprint")
+        if fp is None:
+            text = json.dumps(["compose", self.key()], separators=(",", ":"))
+            fp = self.__dict__["_fingerprint"] = "compose:" + hashlib.sha256(text.encode()).hexdigest()[:40]
+        return fp
 
     def build_index(self, vocab: Vocabulary, limits: Limits | None = None) -> Any:
         """The composed token index over ``vocab`` (uncached: `fsm.compile` caches)."""
@@ -60,8 +63,12 @@ class Part(ABC):
 
 def as_part(part: Any, where: str) -> Any:
     """``part`` as a composition part: a string is a `Literal`; anything else must be an `fsm.Spec`."""
+    if isinstance(part, Part):  # before the Spec protocol check, which reads (hashes) fingerprints
+        return part
     if isinstance(part, (str, bytes)):
         return Literal(part)
+    if hasattr(type(part), "fingerprint") and callable(getattr(part, "build_index", None)):
+        return part  # a spec, told without the protocol check, which would compute its fingerprint
     if isinstance(part, Spec):
         return part
     raise CompositionError(f"{type(part).__name__} is not a spec (fsm.Regex, fsm.Literal, ...)", part=where)
@@ -367,10 +374,31 @@ class Triggered(Part):
     def expanded(self) -> Part:
         """The same language in the other parts: text, then the calls (each followed by text)."""
         text = Text(exclude=self.triggers)
-        call = Alternatives(*self.tags)
+        call = self.dispatch()
         if self.stop_after_calls:
             return Sequence(text, Repeat(call, self.min_calls, self.max_calls))
         return Sequence(text, Repeat(Sequence(call, text), self.min_calls, self.max_calls))
+
+    def dispatch(self) -> Part:
+        """One call: a trigger, then the rest of the begin of a tag it starts, the body, the end.
+
+        Free text runs beside one literal per trigger rather than one per tag, so with 500 tools
+        a free-text state holds a few threads and the 500 begins are only read after a trigger.
+
+        >>> t = Triggered([Tag("<a>x", Text(), "</a>"), Tag("<a>y", Text(), "</a>")], triggers=["<a>"])
+        >>> t.dispatch()
+        Alternatives(Sequence(Literal('<a>'), Alternatives(Sequence(Literal('x'), Text(exclude=())...)
+        """
+        calls = []
+        for g in self.triggers:
+            rests = [
+                Sequence(Literal(t.begin.data[len(g) :]), t.body, t.end)
+                for t in self.tags
+                if t.begin.data.startswith(g)
+            ]
+            if rests:
+                calls.append(Sequence(Literal(g), Alternatives(*rests)))
+        return Alternatives(*calls)
 
     def emit(self, builder: Builder, cont: list[int]) -> list[int]:
         return builder.emit(self.expanded(), cont)
