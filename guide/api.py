@@ -7,6 +7,8 @@ from .decorators import function, structured
 from .generator import Generator, default_model, format_prompt
 from .output_types import Choice, Grammar, OutputType, OutputTypeError, Regex, builtin_grammars, output_type
 from .results import GenerationError, InvalidOutput, Result, Truncated
+from .tool_formats import ToolFormat
+from .tools import Tool, ToolCall, ToolError, ToolReply, Tools
 
 __all__ = [
     "Choice",
@@ -18,6 +20,12 @@ __all__ = [
     "OutputTypeError",
     "Regex",
     "Result",
+    "Tool",
+    "ToolCall",
+    "ToolError",
+    "ToolFormat",
+    "ToolReply",
+    "Tools",
     "Truncated",
     "builtin_grammars",
     "default_model",

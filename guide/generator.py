@@ -24,6 +24,7 @@ from .output_types import output_type as to_output_type
 from .results import GenerationError, InvalidOutput, Result, Truncated
 from .sampling import SamplingParams
 from .sources import LogitsSource
+from .tools import Tools
 
 if TYPE_CHECKING:
     from .constraints import CompiledConstraint
@@ -102,10 +103,15 @@ def check_options(options: dict[str, Any], where: str) -> None:
 
 
 def format_prompt(
-    source: LogitsSource, prompt: Prompt, raw: bool = False, system: str | None = None
+    source: LogitsSource,
+    prompt: Prompt,
+    raw: bool = False,
+    system: str | None = None,
+    tools: list[dict] | None = None,
 ) -> str | list[int]:
     """The prompt as the model sees it: plain text goes through the chat template (when the tokenizer has
     one and ``raw`` is false); a list of ``{"role", "content"}`` messages always does; token ids pass as is.
+    ``tools`` (OpenAI tool definitions) go to the template, which lists them if it knows how.
 
     >>> format_prompt(model, "Hi")              # doctest: +SKIP
     '<|im_start|>system\\n...<|im_end|>\\n<|im_start|>user\\nHi<|im_end|>\\n<|im_start|>assistant\\n'
@@ -128,7 +134,8 @@ def format_prompt(
         )
     if system is not None and messages[0].get("role") != "system":
         messages = [{"role": "system", "content": system}, *messages]
-    return source.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    extra = {"tools": tools} if tools else {}
+    return source.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True, **extra)
 
 
 def _has_chat_template(source: LogitsSource) -> bool:
@@ -143,7 +150,8 @@ class Generator:
     ``output_type``: see `guide.output_types`; ``whitespace`` and ``exact`` (the schema's exact language,
     ``fsm.JsonSchema(..., exact=True)``) apply to JSON outputs. ``defaults``: ``max_new_tokens`` (256), ``stop``, ``seed``,
     ``jump_forward``, ``raw`` (skip the chat template), ``system`` (a system message) and any sampling
-    parameter (``temperature``, ``top_p``…); each call may override them.
+    parameter (``temperature``, ``top_p``…); each call may override them. ``tools``: a list of tools
+    or a `guide.Tools` (the output type is then `guide.Tools`; each call returns a `guide.ToolReply`).
 
     After each call ``gen.last`` holds the `Result` (a list of them after `batch`): raw text,
     ``finish_reason`` and token ids. A run that ends before the constraint is satisfied raises `Truncated`.
@@ -160,14 +168,26 @@ class Generator:
         *,
         whitespace: str | int | None = None,
         exact: bool = False,
+        tools: Tools | Sequence[Any] | None = None,
         **defaults: Any,
     ):
         check_options(defaults, "Generator")
+        if tools is not None:
+            if output_type is not str:
+                raise TypeError(
+                    "Generator: give tools=[...] or an output type, not both (the reply holds the text)"
+                )
+            output_type = tools if isinstance(tools, Tools) else Tools(tools, whitespace=whitespace)
         self.output_type = output_type
-        self.kind: OutputType = to_output_type(
-            output_type, whitespace=whitespace, exact=exact
+        # Tools are checked here, before loading; their spec needs the model's tokenizer (below).
+        self.kind: OutputType | None = (
+            None
+            if isinstance(output_type, Tools)
+            else to_output_type(output_type, whitespace=whitespace, exact=exact)
         )  # bad types fail before loading
         self.source = resolve_source(model)
+        if isinstance(output_type, Tools):
+            self.kind = output_type.output_type(self.source)
         self.defaults = {"max_new_tokens": DEFAULT_MAX_NEW_TOKENS, **defaults}
         self.index: CompiledConstraint | None = (
             fsm.compile(self.kind.spec, self.source.vocabulary) if self.kind.spec is not None else None
@@ -312,7 +332,8 @@ class Generator:
         return {**self.defaults, **overrides}
 
     def _format(self, prompt: Prompt, options: dict[str, Any]) -> str | list[int]:
-        return format_prompt(self.source, prompt, bool(options.get("raw")), options.get("system"))
+        tools = [t.openai() for t in self.output_type.tools] if isinstance(self.output_type, Tools) else None
+        return format_prompt(self.source, prompt, bool(options.get("raw")), options.get("system"), tools)
 
     def _result(self, c: Completion, prompt: str | list[int], max_new_tokens: int) -> Result:
         """Parse a completion, or attach the reason it has no value."""
@@ -323,7 +344,10 @@ class Generator:
             )
             return result
         try:
-            result.value = self.kind.parse(c.text)
+            if self.kind.parse_tokens is not None:
+                result.value = self.kind.parse_tokens(_without_eos(c.token_ids, self.source.vocabulary))
+            else:
+                result.value = self.kind.parse(c.text)
         except (
             Exception
         ) as exc:  # deliberately broad: parsers raise ValueError, pydantic/jsonschema errors, KeyError…
@@ -358,6 +382,11 @@ class Generator:
         ids = self._encode(text)
         done = len(ids) < max_new_tokens and (self.index is None or self._accepts(ids))
         return Completion(text, ids, "eos" if done else "length")
+
+
+def _without_eos(token_ids: Sequence[int], vocab: fsm.Vocabulary) -> list[int]:
+    ids = list(token_ids)
+    return ids[:-1] if ids and ids[-1] in vocab.eos_token_ids else ids
 
 
 def _loop_args(options: dict[str, Any]) -> dict[str, Any]:

@@ -107,7 +107,9 @@ class OutputType:
     """A constraint and the parser for its text.
 
     ``spec`` is an fsm spec (None: free text); ``parse(text)`` returns the value or raises;
-    ``name`` is used in messages; ``json`` says the text is JSON (the CLI prints values as JSON).
+    ``name`` is used in messages; ``json`` says the text is JSON (the CLI prints values as JSON);
+    ``parse_tokens(token_ids)``, when set, is used instead of ``parse`` where the generated ids are
+    known (an output whose special tokens matter, e.g. a tool call's begin token, which text omits).
 
     >>> t = output_type(int)
     >>> t.parse("-12"), t.name
@@ -118,6 +120,7 @@ class OutputType:
     parse: Callable[[str], Any]
     name: str
     json: bool = False
+    parse_tokens: Callable[[list[int]], Any] | None = None
 
 
 def output_type(tp: Any, whitespace: str | int | None = None, *, exact: bool = False) -> OutputType:
