@@ -6,6 +6,7 @@
 from .decorators import function, structured
 from .generator import Generator, default_model, format_prompt
 from .output_types import Choice, Grammar, OutputType, OutputTypeError, Regex, builtin_grammars, output_type
+from .reasoning import Reasoned, Reasoning
 from .results import GenerationError, InvalidOutput, Result, Truncated
 from .tool_formats import ToolFormat
 from .tools import Tool, ToolCall, ToolError, ToolReply, Tools
@@ -18,6 +19,8 @@ __all__ = [
     "InvalidOutput",
     "OutputType",
     "OutputTypeError",
+    "Reasoned",
+    "Reasoning",
     "Regex",
     "Result",
     "Tool",

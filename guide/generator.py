@@ -21,6 +21,8 @@ from .candidates import Candidate, Utility, rank_candidates
 from .generate import Completion, generate, stream
 from .output_types import OutputType, describe
 from .output_types import output_type as to_output_type
+from .prompts import Prompt, format_prompt
+from .reasoning import Reasoned, Reasoning, Thought, as_reasoning
 from .results import GenerationError, InvalidOutput, Result, Truncated
 from .sampling import SamplingParams
 from .sources import LogitsSource
@@ -32,8 +34,6 @@ if TYPE_CHECKING:
 
 # What a user may pass as the model: a loaded source, a model path, or None for the default model.
 ModelArg = LogitsSource | str | os.PathLike | None
-# A prompt: text, a list of chat messages, or token ids.
-Prompt = str | Sequence[dict[str, str]] | Sequence[int]
 
 _T = TypeVar("_T")
 
@@ -102,46 +102,6 @@ def check_options(options: dict[str, Any], where: str) -> None:
         raise TypeError(f"{where}: unknown option(s) {unknown}; known: {', '.join(sorted(OPTIONS))}")
 
 
-def format_prompt(
-    source: LogitsSource,
-    prompt: Prompt,
-    raw: bool = False,
-    system: str | None = None,
-    tools: list[dict] | None = None,
-) -> str | list[int]:
-    """The prompt as the model sees it: plain text goes through the chat template (when the tokenizer has
-    one and ``raw`` is false); a list of ``{"role", "content"}`` messages always does; token ids pass as is.
-    ``tools`` (OpenAI tool definitions) go to the template, which lists them if it knows how.
-
-    >>> format_prompt(model, "Hi")              # doctest: +SKIP
-    '<|im_start|>system\\n...<|im_end|>\\n<|im_start|>user\\nHi<|im_end|>\\n<|im_start|>assistant\\n'
-    """
-    if isinstance(prompt, str):
-        if raw or not _has_chat_template(source):
-            return prompt
-        messages = [{"role": "user", "content": prompt}]
-    elif isinstance(prompt, (list, tuple)) and prompt and all(isinstance(t, int) for t in prompt):
-        return list(prompt)
-    elif isinstance(prompt, (list, tuple)) and prompt and all(isinstance(m, dict) for m in prompt):
-        if raw:
-            raise ValueError("raw=True needs a plain-text prompt, not a list of chat messages")
-        if not _has_chat_template(source):
-            raise ValueError("chat messages were given but the model's tokenizer has no chat template")
-        messages = list(prompt)
-    else:
-        raise TypeError(
-            f"a prompt must be a string, a list of chat messages or a list of token ids, got {type(prompt).__name__}"
-        )
-    if system is not None and messages[0].get("role") != "system":
-        messages = [{"role": "system", "content": system}, *messages]
-    extra = {"tools": tools} if tools else {}
-    return source.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True, **extra)
-
-
-def _has_chat_template(source: LogitsSource) -> bool:
-    return bool(getattr(getattr(source, "tokenizer", None), "chat_template", None))
-
-
 class Generator:
     """Generate values of one output type from one model or guidance source.
 
@@ -152,6 +112,9 @@ class Generator:
     ``jump_forward``, ``raw`` (skip the chat template), ``system`` (a system message) and any sampling
     parameter (``temperature``, ``top_p``…); each call may override them. ``tools``: a list of tools
     or a `guide.Tools` (the output type is then `guide.Tools`; each call returns a `guide.ToolReply`).
+    ``reasoning=(open_tag, close_tag)``: the model first thinks in free text, at most
+    ``max_reasoning_tokens`` tokens (256), then writes the output; calls return a `guide.Reasoned`
+    (``.thinking``, ``.value``); see `guide.reasoning`.
 
     After each call ``gen.last`` holds the `Result` (a list of them after `batch`): raw text,
     ``finish_reason`` and token ids. A run that ends before the constraint is satisfied raises `Truncated`.
@@ -169,9 +132,12 @@ class Generator:
         whitespace: str | int | None = None,
         exact: bool = False,
         tools: Tools | Sequence[Any] | None = None,
+        reasoning: Reasoning | tuple[str, str] | None = None,
+        max_reasoning_tokens: int | None = None,
         **defaults: Any,
     ):
         check_options(defaults, "Generator")
+        self.reasoning = as_reasoning(reasoning, max_reasoning_tokens)
         if tools is not None:
             if output_type is not str:
                 raise TypeError(
@@ -206,8 +172,10 @@ class Generator:
         """
         options = self._options(overrides)
         sent = self._format(prompt, options)
+        thought = self._think([sent], _loop_args(options))[0]
+        sent = thought.prompt if thought is not None else sent
         completion = generate(self.source, sent, self.index, **_loop_args(options))[0]
-        result = self._result(completion, sent, options["max_new_tokens"])
+        result = self._result(completion, sent, options["max_new_tokens"], thought)
         self.last = result
         if result.error is not None:
             raise result.error
@@ -250,11 +218,12 @@ class Generator:
             for start in range(0, n, size):
                 chunk = slice(start, min(n, start + size))
                 args = _loop_args(_rows(options, n, chunk))
-                done = generate(self.source, sent[chunk], self.index, **args)
-                for c, s, m in zip(
-                    done, sent[chunk], _per_row(options["max_new_tokens"], n)[chunk], strict=True
-                ):
-                    results.append(self._result(c, s, m))
+                thoughts = self._think(sent[chunk], args)
+                rows = [s if t is None else t.prompt for s, t in zip(sent[chunk], thoughts, strict=True)]
+                done = generate(self.source, rows, self.index, **args)
+                budgets = _per_row(options["max_new_tokens"], n)[chunk]
+                for c, s, m, t in zip(done, rows, budgets, thoughts, strict=True):
+                    results.append(self._result(c, s, m, t))
                 if bar is not None:
                     bar.update(len(done))
         finally:
@@ -273,6 +242,7 @@ class Generator:
 
         >>> for piece in gen.stream("Write a haiku"): print(piece, end="")   # doctest: +SKIP
         """
+        self._no_reasoning("stream")
         options = self._options(overrides)
         sent = self._format(prompt, options)
         pieces: list[str] = []
@@ -312,6 +282,7 @@ class Generator:
         if not isinstance(n, int) or n < 1:
             raise ValueError(f"n must be an int >= 1, got {n!r}")
         rank_candidates([], rank, utility)  # a bad rank or utility fails before generating
+        self._no_reasoning("candidates")
         options = self._options({**overrides, "temperature": temperature, "seed": seed})
         sent = self._format(prompt, options)
         done = generate(self.source, [sent] * n, self.index, **_loop_args(options))
@@ -335,8 +306,19 @@ class Generator:
         tools = [t.openai() for t in self.output_type.tools] if isinstance(self.output_type, Tools) else None
         return format_prompt(self.source, prompt, bool(options.get("raw")), options.get("system"), tools)
 
-    def _result(self, c: Completion, prompt: str | list[int], max_new_tokens: int) -> Result:
-        """Parse a completion, or attach the reason it has no value."""
+    def _think(self, prompts: Sequence[str | list[int]], options: dict[str, Any]) -> list[Thought | None]:
+        if self.reasoning is None:
+            return [None] * len(prompts)
+        return list(self.reasoning.think(self.source, prompts, options))
+
+    def _no_reasoning(self, what: str) -> None:
+        if self.reasoning is not None:
+            raise ValueError(f"Generator.{what} does not think first yet: use gen(...) or gen.batch(...)")
+
+    def _result(
+        self, c: Completion, prompt: str | list[int], max_new_tokens: int, thought: Thought | None = None
+    ) -> Result:
+        """Parse a completion (beside its thinking, if any), or attach the reason it has no value."""
         result = Result(None, c.text, c.finish_reason, list(c.token_ids), prompt)
         if self.index is not None and not self._complete(c):
             result.error = Truncated(
@@ -348,6 +330,9 @@ class Generator:
                 result.value = self.kind.parse_tokens(_without_eos(c.token_ids, self.source.vocabulary))
             else:
                 result.value = self.kind.parse(c.text)
+            if thought is not None:
+                closed_by = {"stop": "model", "length": "budget"}.get(thought.finish_reason, "eos")
+                result.value = Reasoned(thought.text, result.value, thought.tokens, closed_by)
         except (
             Exception
         ) as exc:  # deliberately broad: parsers raise ValueError, pydantic/jsonschema errors, KeyError…

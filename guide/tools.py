@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import re
 import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -177,35 +178,34 @@ class Tools:
         Text(exclude=('<tool_call>',))
         """
         fmt = self.resolved_format(tokenizer)
-        trigger = fmt.trigger_text
-        token = special_token_id(tokenizer, trigger)
-        free = fsm.Text(exclude=[trigger])
+        specials = special_tokens(tokenizer)
+        free = fsm.Text(exclude=[fmt.trigger_text])
         if self.choice == "none":
             return free
         names = list(self.by_name) if self.choice in CHOICES else [self.choice]
         min_calls = 0 if self.choice == "auto" else 1
-
-        def opening(text: str) -> Any:  # the trigger as its special token where it is one
-            if token is None or not text.startswith(trigger):
-                return fsm.Literal(text)
-            return fsm.Sequence(fsm.Token(token), text[len(trigger) :])
-
         if fmt.per_call:
             tags = [
-                fsm.Tag(opening(fmt.begin + fmt.call_prefix(n)), self.bodies[n], "}" + fmt.end) for n in names
+                fsm.Tag(
+                    with_tokens(fmt.begin + fmt.call_prefix(n), specials),
+                    self.bodies[n],
+                    with_tokens("}" + fmt.end, specials),
+                )
+                for n in names
             ]
             if min_calls:
                 return fsm.Repeat(fsm.Alternatives(*tags), 1, self.max_calls, separator=fmt.separator)
-            if token is None:
-                return fsm.Triggered(tags, triggers=[trigger], max_calls=self.max_calls)
+            if all(isinstance(t.begin, fsm.Literal) for t in tags):
+                return fsm.Triggered(tags, triggers=[fmt.trigger_text], max_calls=self.max_calls)
+            # Triggered takes text begins: a special-token begin is the same language written out.
             return fsm.Sequence(
                 free, fsm.Repeat(fsm.Sequence(fsm.Alternatives(*tags), free), 0, self.max_calls)
             )
         calls = [fsm.Tag(fmt.call_prefix(n), self.bodies[n], "}") for n in names]
         block = fsm.Sequence(
-            opening(fmt.begin),
+            with_tokens(fmt.begin, specials),
             fsm.Repeat(fsm.Alternatives(*calls), 1, self.max_calls, separator=fmt.separator),
-            fmt.end,
+            with_tokens(fmt.end, specials),
         )
         return block if min_calls else fsm.Sequence(free, fsm.Repeat(block, 0, 1))
 
@@ -279,12 +279,10 @@ class Tools:
         tokenizer = getattr(source, "tokenizer", None)
         vocab = source.vocabulary
         spec = self.spec(tokenizer)
-        fmt = self.resolved_format(tokenizer)
-        token = special_token_id(tokenizer, fmt.trigger_text)
-        trigger = fmt.trigger_text.encode()
+        texts = {i: t.encode() for t, i in special_tokens(tokenizer).items()}
 
         def parse_tokens(ids: Sequence[int]) -> ToolReply:
-            data = b"".join(trigger if i == token else (vocab.token_bytes(i) or b"") for i in ids)
+            data = b"".join(vocab.token_bytes(i) or texts.get(i, b"") for i in ids)
             return self.parse(data.decode("utf-8", errors="replace"), tokenizer)
 
         return OutputType(
@@ -336,18 +334,30 @@ def signature_model(fn: Callable[..., Any], name: str) -> type:
     return create_model(f"{name}_arguments", **fields)
 
 
-def special_token_id(tokenizer: Any, text: str) -> int | None:
-    """The id of ``text`` when it is one special (added) token of ``tokenizer``, else None.
+def special_tokens(tokenizer: Any) -> dict[str, int]:
+    """The added (special) tokens of ``tokenizer``, text -> id (none without a tokenizer).
 
-    >>> special_token_id(None, "<tool_call>") is None
-    True
+    >>> special_tokens(None)
+    {}
     """
-    if tokenizer is None or not text:
-        return None
-    try:
-        return fsm.Token(text, tokenizer).token_id
-    except fsm.SpecError:
-        return None
+    added = getattr(tokenizer, "added_tokens_decoder", None) or {}
+    return {str(getattr(t, "content", t)): int(i) for i, t in added.items()}
+
+
+def with_tokens(text: str, specials: dict[str, int]) -> Any:
+    """``text`` as a part in which each special token's text is that token (`fsm.Token`), so
+    ``<tool_call>`` of Qwen or ``[TOOL_CALLS]`` of Mistral is generated as its id.
+
+    >>> with_tokens("<a>x", {"<a>": 7})
+    Sequence(Token(7), Literal('x'))
+    >>> with_tokens("<a>x", {})
+    Literal('<a>x')
+    """
+    inside = sorted((t for t in specials if t and t in text), key=len, reverse=True)
+    if not inside:
+        return fsm.Literal(text)
+    pieces = re.split("(" + "|".join(map(re.escape, inside)) + ")", text)
+    return fsm.Sequence(*(fsm.Token(specials[p]) if p in specials else p for p in pieces if p))
 
 
 def _choice(choice: Any, by_name: dict[str, Tool]) -> str:
