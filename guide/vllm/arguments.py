@@ -15,6 +15,11 @@ use it to build the arguments, the server to read them.
 | ``guide_choice`` | a list of strings, the output is one of them |
 | ``guide_whitespace`` | JSON layout: ``"compact"`` (default), ``"pretty"`` or an indent width |
 | ``guide_exact`` | ``1``/``true``: the JSON Schema's exact language (`fsm.JsonSchema(exact=True)`) |
+| ``guide_tools`` | OpenAI tool definitions (``[{"type": "function", "function": {...}}]``), as JSON text: free text and tool calls (`guide.Tools`) |
+| ``guide_tool_choice`` | ``"auto"`` (default), ``"required"``, ``"none"`` or a tool's name |
+| ``guide_tool_format`` | ``"hermes"``, ``"llama3_json"`` or ``"mistral"`` (default: the model's chat template's, else Hermes) |
+| ``guide_tool_begin`` / ``guide_tool_end`` | a custom format: the text around each call |
+| ``guide_max_calls`` | at most this many calls |
 """
 
 from __future__ import annotations
@@ -26,10 +31,19 @@ from typing import Any
 import fsm
 
 from ..output_types import output_type
+from ..tool_formats import FORMATS, ToolFormat
+from ..tools import Tools
 
 PREFIX = "guide_"
-SPEC_KEYS = ("guide_regex", "guide_json_schema", "guide_grammar", "guide_choice")
+SPEC_KEYS = ("guide_regex", "guide_json_schema", "guide_grammar", "guide_choice", "guide_tools")
 OPTION_KEYS = ("guide_grammar_start", "guide_whitespace", "guide_exact")
+TOOL_KEYS = (
+    "guide_tool_choice",
+    "guide_tool_format",
+    "guide_tool_begin",
+    "guide_tool_end",
+    "guide_max_calls",
+)
 
 
 class RequestArgumentError(fsm.SpecError):
@@ -51,6 +65,8 @@ def request_args(tp: Any, whitespace: str | int | None = None, *, exact: bool = 
     >>> request_args({"type": "integer"})
     {'guide_json_schema': '{"type": "integer"}'}
     """
+    if isinstance(tp, Tools):
+        return tool_args(tp)
     spec = output_type(tp, whitespace, exact=exact).spec
     if isinstance(spec, fsm.Regex):
         return {"guide_regex": spec.pattern}
@@ -74,8 +90,64 @@ def request_args(tp: Any, whitespace: str | int | None = None, *, exact: bool = 
     )
 
 
-def spec_from_args(extra_args: Mapping[str, Any] | None) -> fsm.Spec | None:
+def tool_args(tools: Tools) -> dict[str, Any]:
+    """The ``guide_*`` arguments of a `guide.Tools` (tools as OpenAI definitions in JSON text).
+
+    >>> tool_args(Tools([{"name": "f", "parameters": {"type": "object"}}], tool_choice="f"))["guide_tool_choice"]
+    'f'
+    """
+    out: dict[str, Any] = {"guide_tools": json.dumps([t.openai() for t in tools.tools])}
+    if tools.choice != "auto":
+        out["guide_tool_choice"] = tools.choice
+    fmt = tools.format
+    if fmt is not None and FORMATS.get(fmt.name) == fmt:
+        out["guide_tool_format"] = fmt.name
+    elif fmt is not None:
+        if fmt != ToolFormat.custom(fmt.begin, fmt.end):
+            raise RequestArgumentError(f"tool format {fmt} has no request form: use a named one or begin/end")
+        out.update(guide_tool_begin=fmt.begin, guide_tool_end=fmt.end)
+    if tools.max_calls is not None:
+        out["guide_max_calls"] = tools.max_calls
+    return out
+
+
+def tools_from_args(args: Mapping[str, Any]) -> Tools:
+    """The `guide.Tools` of a request's ``guide_tools`` arguments (the client parses replies with it).
+
+    >>> tools_from_args({"guide_tools": '[{"name": "f", "parameters": {"type": "object"}}]'}).choice
+    'auto'
+    """
+    value = args["guide_tools"]
+    try:
+        tools = json.loads(value) if isinstance(value, str) else value
+    except json.JSONDecodeError as e:
+        raise RequestArgumentError(f"guide_tools is not JSON: {e}") from None
+    if not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools):
+        raise RequestArgumentError("guide_tools must be a JSON list of OpenAI tool definitions")
+    fmt: Any = args.get("guide_tool_format")
+    if "guide_tool_begin" in args or "guide_tool_end" in args:
+        fmt = ToolFormat.custom(
+            args.get("guide_tool_begin", ""), _text("guide_tool_end", args.get("guide_tool_end"))
+        )
+    calls = args.get("guide_max_calls")
+    if calls is not None and (
+        isinstance(calls, bool) or not isinstance(calls, (int, float)) or calls != int(calls)
+    ):
+        raise RequestArgumentError(f"guide_max_calls must be a whole number, got {calls!r:.80}")
+    return Tools(
+        tools,
+        format=fmt,
+        tool_choice=args.get("guide_tool_choice", "auto"),
+        max_calls=None if calls is None else int(calls),
+        whitespace=_whitespace(args["guide_whitespace"]) if "guide_whitespace" in args else None,
+    )
+
+
+def spec_from_args(extra_args: Mapping[str, Any] | None, tokenizer: Any = None) -> fsm.Spec | None:
     """The `fsm` spec a request's ``extra_args`` ask for, or None when they ask for none.
+
+    ``tokenizer`` (the server's) lets ``guide_tools`` follow the model's chat template and special
+    tokens; without it the tool format's texts are used (Hermes unless one is named).
 
     >>> spec_from_args({"guide_choice": ["yes", "no"]}).options
     ('yes', 'no')
@@ -85,10 +157,10 @@ def spec_from_args(extra_args: Mapping[str, Any] | None) -> fsm.Spec | None:
     args = {k: v for k, v in (extra_args or {}).items() if isinstance(k, str) and k.startswith(PREFIX)}
     if not args:
         return None
-    unknown = sorted(set(args) - set(SPEC_KEYS) - set(OPTION_KEYS))
+    unknown = sorted(set(args) - set(SPEC_KEYS) - set(OPTION_KEYS) - set(TOOL_KEYS))
     if unknown:
         raise RequestArgumentError(
-            f"unknown argument {unknown[0]!r} (known: {', '.join(SPEC_KEYS + OPTION_KEYS)})"
+            f"unknown argument {unknown[0]!r} (known: {', '.join(SPEC_KEYS + OPTION_KEYS + TOOL_KEYS)})"
         )
     given = [k for k in SPEC_KEYS if k in args]
     if len(given) != 1:
@@ -97,6 +169,11 @@ def spec_from_args(extra_args: Mapping[str, Any] | None) -> fsm.Spec | None:
         )
     key = given[0]
     value = args[key]
+    if key == "guide_tools":
+        return tools_from_args(args).spec(tokenizer)
+    stray = [k for k in TOOL_KEYS if k in args]
+    if stray:
+        raise RequestArgumentError(f"{stray[0]} goes with guide_tools, not {key}")
     if key == "guide_regex":
         return fsm.Regex(_text(key, value))
     if key == "guide_choice":

@@ -2,8 +2,9 @@
 
 The server runs ``vllm serve <model> --logits-processors guide.vllm:LogitsProcessor``; these helpers
 send the constraint as ``vllm_xargs`` and parse the reply with the same `guide.output_type` parser the
-local `guide.Generator` uses, so a pydantic model comes back as an instance, and a reply cut by
-``max_tokens`` raises `guide.Truncated` instead of returning a broken object.
+local `guide.Generator` uses, so a pydantic model comes back as an instance (a `guide.Tools` as a
+`guide.ToolReply` of validated calls), and a reply cut by ``max_tokens`` raises `guide.Truncated`
+instead of returning a broken object.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 from ..output_types import output_type
 from ..results import Truncated
+from ..tools import Tools
 from .arguments import request_args
 
 
@@ -65,10 +67,14 @@ def complete(
 def _body(tp: Any, whitespace: str | int | None, exact: bool, create: dict) -> dict:
     body = dict(create.pop("extra_body", None) or {})
     body["vllm_xargs"] = {**body.get("vllm_xargs", {}), **request_args(tp, whitespace, exact=exact)}
+    if isinstance(tp, Tools):  # a call's begin may be a special token: keep it in the reply's text
+        body.setdefault("skip_special_tokens", False)
     return body
 
 
 def _value(tp: Any, whitespace: str | int | None, exact: bool, text: str, finish: str, create: dict) -> Any:
     if finish == "length":
         raise Truncated(text, "length", [], create.get("max_tokens"))
+    if isinstance(tp, Tools):  # a guide.ToolReply: the free text and the validated calls
+        return tp.parse(text)
     return output_type(tp, whitespace, exact=exact).parse(text)

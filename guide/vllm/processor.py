@@ -117,6 +117,7 @@ class LogitsProcessor(_VllmLogitsProcessor):
         )
         width = model.get_vocab_size()
         self.vocab = fsm.Vocabulary.from_tokenizer(tokenizer, size=width, eos_token_ids=eos_ids(model))
+        self.tokenizer = tokenizer  # guide_tools follow its chat template and special tokens
         self.masks = MaskBuffer(width, device, capacity=vllm_config.scheduler_config.max_num_seqs)
         self.rows: dict[int, _Row] = {}
         self._pool = ThreadPoolExecutor(self.compile_threads, thread_name_prefix="guide-compile")
@@ -135,7 +136,7 @@ class LogitsProcessor(_VllmLogitsProcessor):
         for i in batch_update.removed:
             self.rows.pop(i, None)
         for i, params, _prompt, output in batch_update.added:
-            spec = spec_from_args(params.extra_args)  # validated at admission: cannot raise here
+            spec = spec_from_args(params.extra_args, self.tokenizer)  # validated at admission
             if spec is None:
                 self.rows.pop(i, None)
             else:

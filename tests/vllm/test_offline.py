@@ -16,6 +16,7 @@ from vllm.exceptions import VLLMValidationError
 from vllm.sampling_params import StructuredOutputsParams
 
 import fsm
+import guide
 import guide.vllm as gv
 from guide.vllm import LogitsProcessor
 
@@ -186,3 +187,53 @@ def test_aborted_request_leaves_others_intact(llm):
             engine.abort_request(["go"])
     assert "stay" in done
     jsonschema.validate(json.loads(done["stay"].outputs[0].text), PERSON)
+
+
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "The weather in a city.",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string", "maxLength": 20}},
+                "required": ["city"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "add",
+            "description": "Add two integers.",
+            "parameters": {
+                "type": "object",
+                "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+                "required": ["a", "b"],
+            },
+        },
+    },
+]
+
+
+def test_guide_tools_calls_parse_into_schema_valid_calls(llm):
+    schemas = {t["function"]["name"]: t["function"]["parameters"] for t in TOOLS}
+    required = guide.Tools(TOOLS, tool_choice="required", max_calls=1)
+    auto = guide.Tools(TOOLS, max_calls=2)
+    questions = ["What is the weather in Paris?", "Add 2 and 3.", "Say hello."]
+    prompts = [_chat(llm, q) for q in questions]
+    params = [_params(gv.request_args(required), max_tokens=80)] * 3 + [
+        _params(gv.request_args(auto), max_tokens=80, temperature=1.0, seed=i) for i in range(3)
+    ]
+    outs = llm.generate(prompts + prompts, params)
+    for tools, out in zip([required] * 3 + [auto] * 3, outs, strict=True):
+        if out.outputs[0].finish_reason == "length":
+            assert tools is auto  # required calls are short; free text may run on
+            continue
+        reply = tools.parse(out.outputs[0].text)
+        assert "<tool_call>" not in reply.text
+        for call in reply.calls:
+            jsonschema.validate(call.arguments, schemas[call.name])
+        if tools is required:
+            assert reply.text == "" and len(reply.calls) == 1

@@ -183,3 +183,15 @@ def test_response_format_bad_schema_is_http_400(client):
             },
         )
     assert e.value.status_code == 400
+
+
+def test_chat_helper_returns_tool_calls(client):
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    tools = guide.Tools([add], tool_choice="required", max_calls=1)
+    reply = gv.chat(client, NAME, "Add 2 and 3 with the add tool.", tools, max_tokens=60, temperature=0)
+    assert isinstance(reply, guide.ToolReply) and reply.text == ""
+    (call,) = reply.calls
+    assert call.name == "add" and tools.execute(call) == call.arguments.a + call.arguments.b
