@@ -383,17 +383,23 @@ def _body(tool: Tool, whitespace: str | int | None) -> fsm.JsonSchema:
 
 
 def _schema_validator(name: str, schema: dict) -> Callable[[Any], Any]:
-    import jsonschema
-
-    cls = jsonschema.validators.validator_for(schema)
-    try:
-        cls.check_schema(schema)
-    except jsonschema.SchemaError as exc:
-        raise ToolError(f"tool {name!r}: its parameters are no valid JSON Schema: {exc.message}") from None
-    validator = cls(schema)
+    """Validation against ``schema``, built on the first call: checking a schema against its
+    metaschema takes milliseconds, and of 500 tools a reply calls a few."""
+    validators: list[Any] = []
 
     def validate(value: Any) -> Any:
-        validator.validate(value)
+        if not validators:
+            import jsonschema
+
+            cls = jsonschema.validators.validator_for(schema)
+            try:
+                cls.check_schema(schema)
+            except jsonschema.SchemaError as exc:
+                raise ToolError(
+                    f"tool {name!r}: its parameters are no valid JSON Schema: {exc.message}"
+                ) from None
+            validators.append(cls(schema))
+        validators[0].validate(value)
         return value
 
     return validate

@@ -113,7 +113,6 @@ def test_tools_from_models_functions_dicts_and_guide_functions():
             {},
             "tool 'f': its arguments must be a JSON object",
         ),
-        ([{"name": "f", "parameters": {"type": "object", "minProperties": "x"}}], {}, "tool 'f'"),
         ([add], {"tool_choice": "mul"}, "tool_choice 'mul'"),
         ([add], {"max_calls": 0}, "max_calls"),
         ([add], {"format": "chatml"}, "unknown tool format 'chatml'"),
@@ -122,6 +121,12 @@ def test_tools_from_models_functions_dicts_and_guide_functions():
 def test_bad_tools_fail_naming_the_problem(tools, options, message):
     with pytest.raises(ToolError if "format" not in options else fsm.SpecError, match=message):
         Tools(tools, **options)
+
+
+def test_a_schema_tool_is_checked_against_its_metaschema_when_first_called():
+    tools = Tools([{"name": "f", "parameters": {"type": "object", "maxProperties": "x"}}])
+    with pytest.raises(ToolError, match="tool 'f': its parameters are no valid JSON Schema"):
+        tools.call({"name": "f", "arguments": {}}, HERMES)
 
 
 def test_varargs_and_calls_to_unknown_tools_are_refused():
