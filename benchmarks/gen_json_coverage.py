@@ -144,9 +144,17 @@ ROWS = [
     ),
     (
         "maxContains",
-        U,
-        "needs the complement of `contains`",
+        P,
+        "minContains..maxContains (at most 64) items match contains, the others its exact negation (see "
+        "not); one contains, no prefixItems",
         {"type": "array", "items": {"type": "integer"}, "contains": {"const": 1}, "maxContains": 1},
+        "test_json_conditionals.py::test_cases_accept_exactly_what_jsonschema_validates",
+    ),
+    (
+        "maxContains (contains without an exact negation)",
+        U,
+        "e.g. contains with uniqueItems or multipleOf",
+        {"type": "array", "contains": {"multipleOf": 3}, "maxContains": 1},
         "test_json_suite.py::test_invalid_instances_rejected_valid_ones_accepted_or_explained",
     ),
     (
@@ -215,9 +223,9 @@ ROWS = [
         "oneOf",
         P,
         "as anyOf when branches provably exclude each other (types, finite values, a required discriminator const, a property one branch requires and the other, closed or with additionalProperties unspecified, never generates); "
-        "else each branch intersected with the negations of the others when they have exact ones (type "
-        "difference: integer vs number is the non-integral numbers; overlapping enums; numeric bounds); "
-        "else an error, or anyOf semantics with oneof='anyof'",
+        "else each branch intersected with the negations of the others when they have exact ones (see not: "
+        "type difference, overlapping enums, numeric bounds, objects by required/properties/counts, arrays by "
+        "length/items/contains, strings by pattern/length); else an error, or anyOf semantics with oneof='anyof'",
         {"oneOf": [{"type": "string"}, {"type": "integer"}]},
         "test_json_schema.py::test_one_of_exact_when_branches_exclude_each_other",
     ),
@@ -231,25 +239,38 @@ ROWS = [
     (
         "not",
         P,
-        "not with type (not integer: the non-integral numbers), numeric bounds, enum/const, required names, "
-        "pattern/minLength/maxLength (a complemented string DFA), and anyOf/allOf/not/$ref of those (De "
-        "Morgan); others unsupported",
+        "a schema is the conjunction of its keyword groups, so its negation is the union of theirs (De Morgan), "
+        "each exact: type (not integer: the non-integral numbers), enum/const of any type (numbers as the "
+        "intervals between them, arrays/objects by a differing length or member), required, properties (a "
+        "declared member whose value breaks its schema), pattern/minLength/maxLength (a complemented string "
+        "DFA), numeric bounds, min/maxProperties, min/maxItems, items/prefixItems, contains, dependencies, "
+        "if/then/else, anyOf/allOf/oneOf/not/$ref of those; unknown keywords and unasserted formats are annotations",
         {"type": "string", "not": {"pattern": "^a"}},
         "test_json_schema.py::test_not_of_required_string_keywords_and_combinations_is_exact",
     ),
     (
         "not (other forms)",
         U,
-        "e.g. numbers, format, object/array keywords",
+        "multipleOf, an asserted format, uniqueItems (duplicates are not a regular language), "
+        "patternProperties, schema-valued additionalProperties, propertyNames, items after prefixItems, "
+        "min/maxContains",
         {"type": "integer", "not": {"multipleOf": 3}},
         "test_json_schema.py::test_unsupported_keywords_name_keyword_and_pointer",
     ),
     (
         "if / then / else",
-        U,
-        "",
+        P,
+        "(if and then) or (not if and else), where not if is exact (see not); an if without then is if or "
+        "else; before draft 7 unknown keywords",
         {"if": {"type": "string"}, "then": {"minLength": 1}},
-        "test_json_schema.py::test_unsupported_keywords_name_keyword_and_pointer",
+        "test_json_conditionals.py::test_cases_accept_exactly_what_jsonschema_validates",
+    ),
+    (
+        "if (no exact negation)",
+        U,
+        "then needs not if: e.g. if uniqueItems",
+        {"type": "array", "if": {"uniqueItems": True}, "then": {"maxItems": 1}},
+        "test_json_conditionals.py::test_if_without_an_exact_negation_names_if",
     ),
     (
         "$ref / $defs / definitions",

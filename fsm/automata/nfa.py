@@ -333,8 +333,11 @@ class NFA:
             if m.max_count is not None and c2 > m.max_count:
                 continue
             k2 = min(k + 1, lo) if hi is None else k + 1
-            jkey = (i, k, c)
-            if jkey not in joins:  # one copy of the item per (i, k, c), entered with or without sep
+            # one copy of the item per state it leads to, entered with or without sep: keyed by
+            # (i, k, c) it was built twice for every optional member (before and after the first
+            # one), so an object nested n deep was built 2^n times
+            jkey = (i, k2, c2)
+            if jkey not in joins:
                 j = self.new()
                 after = self.build(node, j, enc, full)
                 joins[jkey] = (j, after)

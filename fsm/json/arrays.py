@@ -1,5 +1,6 @@
 """Array languages: ``prefixItems``/``items``/``additionalItems``, ``min``/``maxItems``, ``contains``
-(with ``minContains``) and ``uniqueItems`` over a finite item set.
+(with ``minContains``, and ``maxContains`` where the ``contains`` schema has an exact negation) and
+``uniqueItems`` over a finite item set.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from ..automata import EMPTY, NEVER, Members, Node, Val, lit, opt, rep, seq
 from ..errors import SchemaError
 from .context import Context, Loc
 from .keywords import count, sees
+from .negation import NO_NEGATION, negation
 from .values import finite_values
 
 _CONTAINS_KW = ("contains", "minContains", "maxContains")
@@ -160,8 +162,20 @@ def _contains_array(t: Context, schemas, contains, prefixes, rest_locs, min_i, m
     loc = contains[0]
     min_c = max([count(f.schema.get("minContains", 1), "minContains", f) for f in contains])
     max_cs = [f.schema["maxContains"] for f in contains if "maxContains" in f.schema]
-    if any(prefixes) or (max_cs and (max_i is None or min(max_cs) < max_i)):
-        t.unsupported("contains", loc, "enforced only without prefixItems and without a binding maxContains")
+    binding = max_cs and (max_i is None or min(count(m, "maxContains", loc) for m in max_cs) < max_i)
+    if binding and not any(prefixes) and len(contains) == 1:
+        node = _bounded_contains(
+            t, loc, rest_locs, min_c, count(max_cs[0], "maxContains", loc), min_i, max_i, depth
+        )
+        if node is not None:
+            return node
+    if any(prefixes) or binding:
+        t.unsupported(
+            "contains",
+            loc,
+            "enforced only without prefixItems, and with a binding maxContains only when the contains "
+            f"schema has an exact negation and maxContains is at most {MAX_CONTAINS}",
+        )
         return array_language(
             t,
             [
@@ -190,6 +204,38 @@ def _contains_array(t: Context, schemas, contains, prefixes, rest_locs, min_i, m
     if max_i is not None and max_i < min_c:
         return NEVER
     body = Members(tuple(seq_items), sep, max(min_i, 1), max_i)
+    return t.layout.container("[", "]", body, min_i == 0 and min_c == 0, depth)
+
+
+# maxContains above this is refused: the automaton holds a copy of the item per possible match
+MAX_CONTAINS = 64
+
+
+def _bounded_contains(
+    t: Context, loc: Loc, rest_locs, min_c: int, max_c: int, min_i, max_i, depth
+) -> Node | None:
+    """minContains..maxContains items match ``contains``, the others its negation (None: no exact
+    negation): misses, then up to ``max_c`` times a match followed by misses."""
+    neg = negation(t, loc.schema["contains"], loc.at("contains"), 0)
+    if neg is NO_NEGATION or max_c > MAX_CONTAINS:
+        return None
+    if max_c < min_c:
+        return NEVER
+    base = [r for r in rest_locs if r.schema is not True]
+    hit = t.value([*base, loc.at("contains")], depth + 1)
+    if neg is False:
+        miss = NEVER
+    elif neg is True:
+        miss = t.value(base, depth + 1) if base else t.any_value(depth + 1, loc)
+    else:
+        miss = t.value([*base, Loc(neg, loc.ptr + "/contains", loc.base)], depth + 1)
+    items: list[tuple[Node, int, int | None]] = [(miss, 0, None)]
+    for j in range(max_c if hit != NEVER else 0):
+        items += [(hit, 1 if j < min_c else 0, 1), (miss, 0, None)]
+    items = [it for it in items if it[0] != NEVER]
+    if (hit == NEVER and min_c > 0) or not items:
+        return NEVER if min_i > 0 or min_c > 0 else lit("[]")
+    body = Members(tuple(items), lit(t.layout.sep(depth)), max(min_i, min_c, 1), max_i)
     return t.layout.container("[", "]", body, min_i == 0 and min_c == 0, depth)
 
 

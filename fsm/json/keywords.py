@@ -46,6 +46,17 @@ NUMBER_KW = {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "mult
 # Vocabulary keywords that constrain instances in a way no automaton here enforces.
 UNSUPPORTED = {"$dynamicRef", "$recursiveRef"}
 
+# Every keyword that can constrain an instance (others, e.g. ``x-*`` or ``discriminator``, are annotations).
+VOCABULARY = (
+    OBJECT_KW
+    | ARRAY_KW
+    | STRING_KW
+    | NUMBER_KW
+    | UNSUPPORTED
+    | {"type", "nullable", "enum", "const", "format", "not", "allOf", "anyOf", "oneOf", "$ref"}
+    | {"if", "then", "else", "dependentSchemas", "dependencies"}
+)
+
 # Annotations: keywords that never constrain an instance.
 ANNOTATIONS = {
     "title",

@@ -84,7 +84,9 @@ def number_language(t: Context, schemas: list[Loc], integer: bool) -> Node:
         ms = {q.numerator: f for q, f in divisors if q.numerator != 1}
         extra = [_multiples(t, m, 0, f) for m, f in sorted(ms.items())]
         node = And((node, *extra)) if extra and node != NEVER else node
-        return zero_fraction(node) if t is not None and t.policy.number_spellings else node
+        # draft 4's integer type is the numbers written without a fraction (1.0 is not one)
+        draft4 = integer and t is not None and t.draft <= 4
+        return zero_fraction(node) if t is not None and t.policy.number_spellings and not draft4 else node
     node = number_node(b)
     if node == NEVER:
         return node

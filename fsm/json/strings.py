@@ -205,7 +205,10 @@ def _string_schema_language(t: Context, loc: Loc) -> Node | None:
             return NEVER
         for kw in sch:
             if kw not in _KEY_KEYWORDS:
-                t.unsupported(kw, f, "propertyNames supports string keywords only")
+                # a `not` rewritten as a positive schema: the user's keyword is the `not`
+                negated = f.ptr.endswith("/not")
+                at = Loc(None, f.ptr[:-4], f.base) if negated else f
+                t.unsupported("not" if negated else kw, at, "propertyNames supports string keywords only")
         if f.excluded is not None:
             t.unsupported("not", f, "propertyNames supports string keywords only")
         if "type" in sch and "string" not in type_set(sch["type"]):

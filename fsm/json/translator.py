@@ -26,18 +26,17 @@ from ..errors import SchemaError, UnsupportedSchema
 from ..limits import Limits
 from .arrays import array_language
 from .bounded_any import bounded_any
+from .conditionals import conditional, dependencies
 from .context import Excluded, Loc, short_pointer
 from .formats import format_node
 from .keywords import (
     ARRAY_KW,
-    DEPENDENCY_KW,
     NO_CONSTRAINT,
     NUMBER_KW,
     OBJECT_KW,
     STRING_KW,
     TYPES,
     UNSUPPORTED,
-    dependency_keywords,
     meet,
     pure_ref,
     trivial,
@@ -282,7 +281,11 @@ class Translator:
                 loc = Loc({k: v for k, v in loc.schema.items() if k != "not"}, loc.ptr, loc.base)
                 if neg is not True:
                     self._flatten(Loc(neg, at, loc.base), out, seen, expanded)
-        out.append(self._dependencies(loc, out))
+        if "if" in loc.schema or "then" in loc.schema or "else" in loc.schema:
+            loc, cond = conditional(self, loc)
+            if cond is not None:
+                self._flatten(cond, out, seen, expanded)
+        out.append(dependencies(self, loc, out))
 
     def _expand_ref(self, loc: Loc, out: list[Loc], seen: set, expanded: ExitStack) -> None:
         """The conjuncts of ``loc``'s ``$ref`` target; a target met again on the path is recursion."""
@@ -300,27 +303,6 @@ class Translator:
         seen.add(key)
         expanded.enter_context(self.expansion.expanding(key))
         self._flatten(target, out, seen, expanded)
-
-    def _dependencies(self, loc: Loc, out: list[Loc]) -> Loc:
-        """``loc`` without its object dependencies, which go to ``out`` as disjunctions: "a absent"
-        or "a present and ..."."""
-        s = loc.schema
-        deps = [
-            (kw, name, dep)
-            for kw in dependency_keywords(self.draft)
-            if kw in s and isinstance(s[kw], dict)
-            for name, dep in s[kw].items()
-        ]
-        if not deps:
-            return loc
-        for kw, name, dep in deps:
-            absent = {"properties": {name: False}}
-            if isinstance(dep, list):
-                present: Any = {"required": [name, *dep]}
-            else:
-                present = {"allOf": [{"required": [name]}, dep]}
-            out.append(Loc({"anyOf": [absent, present]}, f"{loc.ptr}/{kw}/{name}", loc.base))
-        return Loc({k: v for k, v in s.items() if k not in DEPENDENCY_KW}, loc.ptr, loc.base)
 
     # -- a conjunction of flat schemas (no $ref/allOf/anyOf/oneOf left) ------------------------------
     def _branch(self, flat: list[Loc], i: int, kw: str, depth: int) -> Node:

@@ -306,16 +306,28 @@ def finite_values(t: Context, locs: list[Loc]) -> list | None:
 
 
 def excluded_value(v: Any, schemas: list[Loc]) -> bool:
-    """Whether a conjunct of ``schemas`` excludes ``v`` (a negated enum/const, or integer type)."""
+    """Whether a conjunct of ``schemas`` excludes ``v`` (a negated enum/const, integer type or string schema)."""
     integral = isinstance(v, (int, float)) and not isinstance(v, bool) and float(v).is_integer()
     if integral and any(f.excluded is not None and f.excluded.integers for f in schemas):
         return True
+    if isinstance(v, str) and any(
+        f.excluded is not None and f.excluded.strings is not None and _string_valid(v, f.excluded.strings)
+        for f in schemas
+    ):
+        return True  # a negated string schema accepts it
     c = canon(v)
     return any(
         c in set(map(canon, f.excluded.values))
         for f in schemas
         if f.excluded is not None and f.excluded.values is not None
     )
+
+
+def _string_valid(v: str, strings: dict) -> bool:
+    """Whether a string schema (pattern/minLength/maxLength) accepts ``v``, as the validator reads it."""
+    import jsonschema  # lazy: seconds to import with the format extras; only a negated string schema beside finite values needs it
+
+    return jsonschema.Draft202012Validator({"type": "string", **strings}).is_valid(v)
 
 
 def spellings(layout: Layout, v: Any, depth: int) -> Node:

@@ -1,0 +1,66 @@
+"""The conditional keywords as disjunctions: object dependencies ("absent, or present with ...") and
+``if``/``then``/``else`` ("(if and then) or (not if and else)", where ``not if`` is exact).
+
+`Translator.flattened` calls both on each schema it flattens; what they return is plain JSON Schema
+(``anyOf``/``allOf``/``not``), so validators read it as they read the original.
+
+>>> from fsm.json.context import Loc
+>>> rest, cond = conditional(None, Loc({"type": "object", "if": {"required": ["a"]}, "then": {"minProperties": 2}}, "", "u"))
+>>> rest.schema, cond.schema["anyOf"][1]
+({'type': 'object'}, {'not': {'required': ['a']}})
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .context import Context, Loc
+from .keywords import DEPENDENCY_KW, dependency_keywords, trivial
+from .negation import NO_NEGATION, negation
+
+_CONDITIONAL = ("if", "then", "else")
+
+
+def dependencies(t: Context, loc: Loc, out: list[Loc]) -> Loc:
+    """``loc`` without its object dependencies, which go to ``out`` as disjunctions: "a absent"
+    or "a present and ..."."""
+    s = loc.schema
+    deps = [
+        (kw, name, dep)
+        for kw in dependency_keywords(t.draft)
+        if kw in s and isinstance(s[kw], dict)
+        for name, dep in s[kw].items()
+    ]
+    if not deps:
+        return loc
+    for kw, name, dep in deps:
+        absent = {"properties": {name: False}}
+        if isinstance(dep, list):
+            present: Any = {"required": [name, *dep]}
+        else:
+            present = {"allOf": [{"required": [name]}, dep]}
+        out.append(Loc({"anyOf": [absent, present]}, f"{loc.ptr}/{kw}/{name}", loc.base))
+    return Loc({k: v for k, v in s.items() if k not in DEPENDENCY_KW}, loc.ptr, loc.base)
+
+
+def conditional(t: Context, loc: Loc) -> tuple[Loc, Loc | None]:
+    """``loc`` without ``if``/``then``/``else``, and the disjunction they mean (None: no constraint).
+
+    ``loc`` comes back unchanged when ``not if`` has no exact form and ``then`` needs it: the
+    translator then reports ``if`` as unsupported. Before draft 7 the three are unknown keywords.
+    """
+    s = loc.schema
+    rest = Loc({k: v for k, v in s.items() if k not in _CONDITIONAL}, loc.ptr, loc.base)
+    cond, then, other = s.get("if", True), s.get("then", True), s.get("else", True)
+    if (t is not None and t.draft < 7) or "if" not in s or (trivial(then) and trivial(other)):
+        return rest, None
+    at = f"{loc.ptr}/if"
+    if trivial(then):  # (if) or (not if and else) is (if or else)
+        return rest, Loc({"anyOf": [cond, other]}, at, loc.base)
+    if t is not None and negation(t, cond, loc.at("if"), 0) is NO_NEGATION:
+        return loc, None
+    branches = [
+        {"allOf": [cond, then]},
+        {"not": cond} if trivial(other) else {"allOf": [{"not": cond}, other]},
+    ]
+    return rest, Loc({"anyOf": branches}, at, loc.base)
