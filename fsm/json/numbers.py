@@ -17,6 +17,7 @@ from ..automata import (
     Bounds,
     Node,
     TooManyRemainders,
+    alt,
     cls,
     divisible_decimals,
     divisible_integers,
@@ -35,15 +36,31 @@ from .keywords import num
 MAX_REMAINDER_STATES = 100_000
 ZERO_FRACTION_DIGITS = 20  # as many as any other fraction gets (automata.numbers.MAX_FRACTION_DIGITS)
 _DIGIT, _NONZERO = cls((48, 57)), cls((49, 57))
-# numbers with a nonzero fraction digit (no exponent spelling): what a negated integer type leaves
+# significant digits a decimal may have and still parse to a non-integral double: with m < 10^15
+# (its digits) and a last digit worth 10^k < 1, the nearest integer is at least 10^k away and the
+# double at most |d| * 2^-53 < 10^k / 9 (17 digits would let 15512195914255733.7 parse to an integer)
+SIGNIFICANT_DIGITS = 15
+# leading fraction zeros: 1e-300 is still a nonzero double (1e-400 parses to 0.0, an integer)
+_LEADING_ZEROS = 300
+
+
+def _with_nonzero(lo: int, hi: int) -> Node:
+    """``lo`` to ``hi`` digits, one of them nonzero."""
+    return And((rep(_DIGIT, lo, hi), seq(rep(_DIGIT, 0, None), _NONZERO, rep(_DIGIT, 0, None))))
+
+
+# numbers with a nonzero fraction digit whose double is not an integer (no exponent spelling): what a
+# negated integer type leaves; a decimal of more than `SIGNIFICANT_DIGITS` digits is left out, as
+# its double may be integral
 NON_INTEGRAL = seq(
     opt(lit("-")),
-    _DIGIT,
-    rep(_DIGIT, 0, None),
-    lit("."),
-    rep(_DIGIT, 0, None),
-    _NONZERO,
-    rep(_DIGIT, 0, None),
+    alt(
+        seq(lit("0."), rep(lit("0"), 0, _LEADING_ZEROS), _NONZERO, rep(_DIGIT, 0, SIGNIFICANT_DIGITS - 1)),
+        *[
+            seq(_NONZERO, rep(_DIGIT, i - 1, i - 1), lit("."), _with_nonzero(1, SIGNIFICANT_DIGITS - i))
+            for i in range(1, SIGNIFICANT_DIGITS)
+        ],
+    ),
 )
 
 

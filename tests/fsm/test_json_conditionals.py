@@ -184,3 +184,16 @@ def test_if_then_else_are_unknown_keywords_before_draft_7():
     dfa = JsonSchema(schema, draft=6, exact=True).to_dfa()
     assert dfa.accepts(json.dumps("bc").encode())
     assert not JsonSchema(schema, exact=True).to_dfa().accepts(json.dumps("bc").encode())
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.from_regex(r"-?(0|[1-9][0-9]{0,20})\.[0-9]{1,22}", fullmatch=True))
+def test_not_integer_takes_only_decimals_whose_double_is_not_an_integer(text):
+    """A decimal with a nonzero fraction digit can still parse to an integral double
+    (15512195914255733.7, 1.0000000000000000001): those stay out of the non-integral numbers."""
+    dfa = JsonSchema({"type": "number", "not": {"type": "integer"}}, exact=True).to_dfa()
+    if dfa.accepts(text.encode()):
+        assert not float(text).is_integer(), text
+    significant = text.lstrip("-").replace(".", "").lstrip("0")
+    if len(significant) <= 15 and not float(text).is_integer():
+        assert dfa.accepts(text.encode()), text
