@@ -28,7 +28,7 @@ class Excluded:
 
     `negation` puts it where a subschema goes (alone, or inside the ``anyOf``/``allOf`` it builds);
     `Translator.flattened` turns it into a conjunct ``Loc(positive(), ..., excluded=self)``, and the
-    string and value translations read the field. Validators see only `positive`.
+    string and value translations read the field. Validators checking literal values see `exact`.
     """
 
     strings: dict | None = None  # a string schema (pattern/minLength/maxLength): its strings excluded
@@ -40,6 +40,16 @@ class Excluded:
         if self.integers:
             return {"type": "number"}
         return {"type": "string"} if self.strings is not None else {}
+
+    def exact(self) -> dict:
+        """The same exclusion as plain JSON Schema, for a validator checking literal values (which the
+        automaton does not see): the strings the string schema rejects, the other values, the
+        non-integral numbers."""
+        if self.integers:
+            return {"type": "number", "not": {"type": "integer"}}
+        if self.strings is not None:
+            return {"type": "string", "not": self.strings}
+        return {"not": {"enum": self.values}} if self.values is not None else {}
 
     def __str__(self) -> str:
         # its canonical text: equal exclusions are one conjunct (`Translator` dedups by it)

@@ -115,6 +115,12 @@ def _scalar_valid(v: Any, t: str, s: Any, draft: int, members: Callable[[list], 
     """Whether the scalar ``v`` validates against the schema ``s`` (no reference followed); None: ask jsonschema."""
     if isinstance(s, bool):
         return s
+    if isinstance(s, Excluded):
+        if s.integers:
+            return t == "number" and not float(v).is_integer()
+        if s.strings is not None:
+            return t == "string" and not _string_valid(v, s.strings)
+        return s.values is None or canon(v) not in canon_set(s.values)
     if not isinstance(s, dict):
         return None
     for kw, arg in s.items():
@@ -202,13 +208,13 @@ def _number_valid(v: Any, t: str, kw: str, arg: Any, s: dict) -> bool | None:
 
 def validator_view(schema: Any) -> Any:
     """``schema`` with every `Excluded` in it (alone, or inside the ``anyOf``/``allOf`` that
-    `negation` builds) replaced by its positive part.
+    `negation` builds) replaced by the plain JSON Schema it stands for.
 
     >>> validator_view({"anyOf": [{"type": "null"}, Excluded(values=[1])]})
-    {'anyOf': [{'type': 'null'}, {}]}
+    {'anyOf': [{'type': 'null'}, {'not': {'enum': [1]}}]}
     """
     if isinstance(schema, Excluded):
-        return schema.positive()
+        return schema.exact()
     if isinstance(schema, dict):
         for kw in ("anyOf", "allOf"):
             subs = schema.get(kw)
@@ -237,8 +243,7 @@ class LiteralCheck:
         return hit[1]
 
     def view(self, schema: Any) -> Any:
-        """``schema`` as the validator reads it: `Excluded` conjuncts are their positive part (the
-        automaton enforces what they exclude)."""
+        """``schema`` as the validator reads it: `Excluded` parts as the plain JSON Schema they stand for."""
         hit = self._views.get(id(schema))
         if hit is None or hit[0] is not schema:
             hit = self._views[id(schema)] = (schema, validator_view(schema))
@@ -324,10 +329,19 @@ def excluded_value(v: Any, schemas: list[Loc]) -> bool:
 
 
 def _string_valid(v: str, strings: dict) -> bool:
-    """Whether a string schema (pattern/minLength/maxLength) accepts ``v``, as the validator reads it."""
-    import jsonschema  # lazy: seconds to import with the format extras; only a negated string schema beside finite values needs it
-
-    return jsonschema.Draft202012Validator({"type": "string", **strings}).is_valid(v)
+    """Whether a string schema (pattern/minLength/maxLength) accepts ``v`` as ``jsonschema`` reads it
+    (code points; ``re.search``), or may: a pattern Python cannot read counts as accepting, so the
+    value is left out (jsonschema's import, seconds of parser tables, is not paid here)."""
+    lo, hi = strings.get("minLength", 0), strings.get("maxLength")
+    if not (isinstance(lo, (int, float)) and len(v) >= lo) or (isinstance(hi, (int, float)) and len(v) > hi):
+        return False
+    pattern = strings.get("pattern")
+    if pattern is None:
+        return True
+    try:
+        return re.search(pattern, v) is not None
+    except (re.error, TypeError):
+        return True
 
 
 def spellings(layout: Layout, v: Any, depth: int) -> Node:
