@@ -59,6 +59,32 @@ def _ptr_unescape(part: str) -> str:
     return unquote(part).replace("~1", "/").replace("~0", "~")
 
 
+# keywords whose value is a schema or a list of schemas, and those whose value maps names to schemas
+_SCHEMA_HOLDERS = frozenset(
+    [
+        "not",
+        "if",
+        "then",
+        "else",
+        "items",
+        "prefixItems",
+        "additionalItems",
+        "additionalProperties",
+        "contains",
+        "propertyNames",
+        "unevaluatedItems",
+        "unevaluatedProperties",
+        "contentSchema",
+        "allOf",
+        "anyOf",
+        "oneOf",
+    ]
+)
+_SCHEMA_MAPS = frozenset(
+    ["properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"]
+)
+
+
 class Refs:
     """The resources (``$id``) and anchors of a root schema, and ``$ref`` resolution against them."""
 
@@ -96,10 +122,13 @@ class Refs:
             if isinstance(a, str):
                 self.anchors.setdefault(base + "#" + a, (s, ptr, base))
         for k, v in s.items():
-            if k in ("enum", "const", "default", "examples", "example"):
-                continue
+            # only where a keyword holds schemas: an $id inside an unknown keyword (or a value) is
+            # not an identifier, and must not take the name of the real one
             esc = k.replace("~", "~0").replace("/", "~1")
-            if isinstance(v, (dict, list)):
+            if k in _SCHEMA_MAPS and isinstance(v, dict):
+                for name, sub in v.items():
+                    self._index(sub, f"{ptr}/{esc}/{name.replace('~', '~0').replace('/', '~1')}", base)
+            elif k in _SCHEMA_HOLDERS and isinstance(v, (dict, list)):
                 self._index(v, f"{ptr}/{esc}", base)
 
     def resolve(self, ref: str, loc: Loc) -> tuple[Loc, str]:
