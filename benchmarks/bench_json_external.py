@@ -249,6 +249,10 @@ def _worker(conn) -> None:
     vocab = fsm.Vocabulary.from_tokenizer(tok)
     _ = vocab.trie
     words = (vocab.size + 31) // 32
+    # imports a long-lived process has paid once, outside the timings: jsonschema (literal checks of
+    # enum/const objects; seconds of rfc3987_syntax parser tables, a minute on a loaded box)
+    import jsonschema  # noqa: F401
+
     conn.send("ready")
     while True:
         case = conn.recv()
