@@ -59,6 +59,27 @@ def tokens_of(
     return ids
 
 
+def states_along(index: Index, text: str | bytes | Sequence[int], tokenizer: Tokenizer | None = None) -> list:
+    """The matcher states a walk of ``text`` visits, the start state first; the walk stops at the
+    first token the index refuses (a policy may refuse a valid instance part-way: what came before
+    is still worth checking).
+
+    >>> import fsm
+    >>> v = fsm.Vocabulary([b"a", b"b", None], eos_token_ids=[2])
+    >>> len(states_along(fsm.compile(fsm.Regex("ab"), v), "abb"))
+    3
+    """
+    m = index.matcher()
+    states = [m.state]
+    for t in tokens_of(index, text, tokenizer):
+        try:
+            m.advance(t)
+        except TokenRejected:
+            break
+        states.append(m.state)
+    return states
+
+
 def accepts(index: Index, text: str | bytes | Sequence[int], tokenizer: Tokenizer | None = None) -> bool:
     """Whether a fresh matcher of ``index`` takes ``text``'s tokens (see `tokens_of`) and then accepts.
 

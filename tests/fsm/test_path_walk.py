@@ -7,19 +7,16 @@ the vectorized walk's, token for token and end state for end state.
 
 from __future__ import annotations
 
-import json
-import pathlib
-
 import numpy as np
 
 import fsm
 from fsm.index import FINISHED, RowIndex, walk_tokens
 from fsm.index.path_walk import MAX_LIVE_BYTES, PathWalker, trie_arrays
 from fsm.regex import regex_to_dfa
+from fsm.testing import states_along
 
 from .regex_cases import REGEXES
-
-DATA = pathlib.Path(__file__).resolve().parents[1] / "data" / "jsonschemabench"
+from .schema_cases import schema_instances
 
 
 def _pairs(tok: np.ndarray, end: np.ndarray) -> list[tuple[int, int]]:
@@ -31,37 +28,16 @@ def _walk_pairs(dfa, vocab, state: int) -> list[tuple[int, int]]:
     return _pairs(tok, end)
 
 
-def _cases():
-    for path in sorted(DATA.glob("*.jsonl")):
-        with path.open() as fh:
-            for line in fh:
-                d = json.loads(line)
-                valid = [t["data"] for t in d["tests"] if t["valid"]]
-                if valid:
-                    yield (
-                        d["id"],
-                        d["schema"],
-                        json.dumps(valid[0], separators=(",", ":"), ensure_ascii=False),
-                    )
-
-
 def test_narrow_rows_of_schemas_equal_trie_walks(vocab, tokenizer):
     narrow = checked = 0
-    for name, schema, text in _cases():
+    for name, schema, text in schema_instances():
         try:
             index = fsm.compile(fsm.JsonSchema(schema), vocab, cache=False)
         except fsm.SpecError:
             continue  # unsupported or over budget: nothing to check
         if not isinstance(index, RowIndex):
             continue
-        m = index.matcher()
-        states = [index.initial_state]
-        for t in tokenizer.encode(text, add_special_tokens=False):
-            try:
-                m.advance(t)
-            except fsm.TokenRejected:
-                break  # our policy refuses this instance here (property order...): checked so far
-            states.append(m.state)
+        states = states_along(index, text, tokenizer)
         walker = PathWalker(index.dfa, trie_arrays(vocab))  # fresh: nothing remembered from the index
         for q in dict.fromkeys(s for s in states if s != FINISHED):
             want = _walk_pairs(index.dfa, vocab, q)

@@ -8,7 +8,6 @@ vocabulary trie from that state.
 from __future__ import annotations
 
 import json
-import pathlib
 
 import numpy as np
 import pytest
@@ -16,8 +15,9 @@ import pytest
 import fsm
 from fsm.index import FINISHED, RowIndex, walk_tokens
 from fsm.index.string_body import body_classes, body_row
+from fsm.testing import states_along
 
-DATA = pathlib.Path(__file__).resolve().parents[1] / "data" / "jsonschemabench"
+from .schema_cases import schema_instances
 
 # strings in the shapes the shortcut must get right: free, counted (maxLength chains), bounded
 # below, patterned, formatted, as keys, inside any value, with escapes in the instance
@@ -43,21 +43,8 @@ HANDMADE = [
 
 
 def _cases():
-    out = [(json.dumps(s)[:40], s, json.dumps(v, ensure_ascii=False)) for s, v in HANDMADE]
-    for path in sorted(DATA.glob("*.jsonl")):
-        with path.open() as fh:
-            for line in fh:
-                d = json.loads(line)
-                valid = [t["data"] for t in d["tests"] if t["valid"]]
-                if valid:
-                    out.append(
-                        (
-                            d["id"],
-                            d["schema"],
-                            json.dumps(valid[0], separators=(",", ":"), ensure_ascii=False),
-                        )
-                    )
-    return out
+    yield from ((json.dumps(s)[:40], s, json.dumps(v, ensure_ascii=False)) for s, v in HANDMADE)
+    yield from schema_instances()
 
 
 def _walk_pairs(index: RowIndex, state: int) -> list[tuple[int, int]]:
@@ -74,14 +61,7 @@ def test_shortcut_rows_equal_trie_walks(vocab, tokenizer):
             continue  # unsupported or over budget: nothing to check
         if not isinstance(index, RowIndex):
             continue
-        m = index.matcher()
-        states = [index.initial_state]
-        for t in tokenizer.encode(text, add_special_tokens=False):
-            try:
-                m.advance(t)
-            except fsm.TokenRejected:
-                break  # our policy refuses this instance here (property order...): checked so far
-            states.append(m.state)
+        states = states_along(index, text, tokenizer)
         for q in dict.fromkeys(s for s in states if s != FINISHED):
             row = index.row(q)
             got = sorted(
