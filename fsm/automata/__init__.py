@@ -8,7 +8,6 @@ Modules, bottom layer first (each imports only modules listed above it):
 - `numbers`: number languages, `multiples`: ``multipleOf``; `any_value`: the any-JSON-value pushdown block.
 - `regex_dialect`: PCRE/ECMA regex syntax Python lacks (``(?<name>``, ``\\p{L}``...) in Python's.
 - `re_tree`: Python's ``re`` parse tree -> language tree, in the ASCII or the ECMA flavour.
-- `collector`: the garbage collector paused while something is built (`gc_paused`).
 - `budget`: the time/size budget of one construction; `byte_dfa`: `ByteDFA`, UTF-8 byte
   sequences, table finishing and equal-row merging; `char_dfa`: `CharDFA` and subset
   construction, complement, trim, product, difference with words.
@@ -30,7 +29,6 @@ from .budget import Budget
 from .build import node_nfa, node_to_dfa
 from .byte_dfa import ByteDFA, codepoint_ranges_between, finish_dfa, utf8_sequences
 from .char_dfa import CharDFA, complement_dfa
-from .collector import gc_paused
 from .estimate import Expansion, check_expansion, expansion_size, largest_part
 from .language import (
     EMPTY,
@@ -121,7 +119,6 @@ __all__ = [
     "expansion_size",
     "finish_dfa",
     "fold",
-    "gc_paused",
     "integer_node",
     "integer_range",
     "largest_part",

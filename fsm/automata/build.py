@@ -11,7 +11,6 @@ from ..errors import SchemaError, SchemaTooComplex, SpecTooComplex
 from ..limits import DEFAULT_LIMITS, Deadline, Limits
 from .budget import Budget
 from .byte_dfa import ByteDFA
-from .collector import gc_paused
 from .language import Node
 from .lazy_dfa import LazyByteDFA
 from .nfa import NFA, NotRegular
@@ -35,7 +34,6 @@ def node_nfa(node: Node, limits: Limits | None = None, budget: Budget | None = N
     return nfa.trans, nfa.eps, start, final, limits, nfa.counters
 
 
-@gc_paused()
 def trimmed_nfa(
     node: Node, limits: Limits, calls=None, rules: dict[str, Node] | None = None, budget: Budget | None = None
 ):
@@ -76,7 +74,6 @@ def trimmed_nfa(
     return nfa, start, final
 
 
-@gc_paused()
 def node_to_dfa(node: Node, limits: Limits | None = None, deadline: Deadline | None = None) -> ByteDFA:
     """Compile a tree to a byte DFA whose every state can still reach acceptance (fully expanded).
 

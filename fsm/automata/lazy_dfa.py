@@ -18,7 +18,6 @@ Every state can reach acceptance: the NFA is trimmed before, so every non-empty 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
@@ -28,7 +27,6 @@ from ..limits import DEFAULT_LIMITS, Deadline, Limits
 from .budget import EDGE_BYTES, NFA_STATE_BYTES, SET_BYTES, SET_MEMBER_BYTES, Budget
 from .byte_dfa import ByteDFA, equal_rows, merge_equal_states
 from .byte_dfa import utf8_sequences as _utf8_sequences
-from .collector import gc_paused
 from .ranges import overlay
 
 _WHAT = "the automaton"
@@ -64,28 +62,24 @@ class LazyByteDFA:
         self._counters = counters  # virtual (negative) NFA states of long counted repeats
         # rule calls (`pushdown.Calls`): ids from Calls.BASE up are (NFA state, stack) configurations
         self._calls = calls
-        self._vbtrans: dict[int, tuple[tuple[int, int, int], ...]] = {}
+        self._vbtrans: dict[int, list[tuple[int, int, int]]] = {}
         # Byte edges are derived per NFA state on first use; UTF-8 continuation states are appended.
-        # Per-state edges are kept as tuples of ints, which the garbage collector stops tracking:
-        # a server keeps many compiled schemas, and as lists their ~10^5 small containers per
-        # schema made every full collection walk them (a third of a 42-schema run's CPU time).
-        self._char_trans = [tuple(tr) for tr in trans]
-        self._btrans: list[tuple[tuple[int, int, int], ...] | None] = [None] * len(trans)
-        self._eps: list[tuple[int, ...]] = [tuple(e) if e else () for e in eps]
+        self._char_trans = trans
+        self._btrans: list[list[tuple[int, int, int]] | None] = [None] * len(trans)
+        self._eps: list[list[int]] = list(eps)
         self._chains: dict[tuple, int] = {}
         self.byte_class = np.arange(256, dtype=np.int32)
         self.n_classes = 256
         self._final = final
         self._closures: dict[int, frozenset] = {}
         self._ids: dict[frozenset, int] = {}
-        self._raw: dict[frozenset, int] = {}  # target sets of two states or more
-        self._one: dict[int, int] = {}  # single target states
+        self._raw: dict[frozenset, int] = {}
         self._sets: list[frozenset] = []
         cap = 64
         self._table = np.full((cap, self.n_classes), -1, dtype=np.int32)
         self._accepting = np.zeros(cap, dtype=bool)
         self._expanded = np.zeros(cap, dtype=bool)
-        self.initial = self._state_of_one(start)
+        self.initial = self._state_of(frozenset((start,)))
 
     def _chain(self, seq: tuple, t: int) -> int:
         """The byte-NFA state that reads the byte ranges ``seq`` and is then at ``t`` (shared)."""
@@ -96,32 +90,29 @@ class LazyByteDFA:
         if q is None:
             nxt = self._chain(seq[1:], t)
             q = len(self._btrans)
-            self._btrans.append(((seq[0][0], seq[0][1], nxt),))
-            self._eps.append(())
+            self._btrans.append([(seq[0][0], seq[0][1], nxt)])
+            self._eps.append([])
             self._chains[key] = q
             self.budget.charge(NFA_STATE_BYTES + EDGE_BYTES, _WHAT)
         return q
 
-    def _byte_edges(self, q: int) -> tuple[tuple[int, int, int], ...]:
+    def _byte_edges(self, q: int) -> list[tuple[int, int, int]]:
         if self._calls is not None and q >= self._calls.BASE:
             out = self._vbtrans.get(q)
             if out is None:
                 inner, sid = self._calls.split(q)
                 conf = self._calls.conf
-                out = self._vbtrans[q] = tuple(
-                    (lo, hi, conf(t, sid)) for lo, hi, t in self._byte_edges(inner)
-                )
+                out = self._vbtrans[q] = [(lo, hi, conf(t, sid)) for lo, hi, t in self._byte_edges(inner)]
             return out
         out = self._btrans[q] if q >= 0 else self._vbtrans.get(q)
         if out is None:
-            edges = []
+            out = []
             for lo, hi, t in self._char_trans[q] if q >= 0 else self._counters.edges(q):
                 if lo < 0x80:
-                    edges.append((lo, min(hi, 0x7F), t))
+                    out.append((lo, min(hi, 0x7F), t))
                 if hi >= 0x80:
                     for seq in utf8_sequences(max(lo, 0x80), hi):
-                        edges.append((seq[0][0], seq[0][1], self._chain(seq[1:], t)))
-            out = tuple(edges)
+                        out.append((seq[0][0], seq[0][1], self._chain(seq[1:], t)))
             if q >= 0:
                 self._btrans[q] = out
             else:
@@ -129,7 +120,7 @@ class LazyByteDFA:
             self.budget.charge(len(out) * EDGE_BYTES, _WHAT)
         return out
 
-    def _eps_of(self, q: int) -> Sequence[int]:
+    def _eps_of(self, q: int) -> list[int]:
         calls = self._calls
         if calls is None:
             return self._eps[q] if q >= 0 else self._counters.eps(q)
@@ -138,7 +129,7 @@ class LazyByteDFA:
         if sid:
             base = [calls.conf(t, sid) for t in base]
         more = calls.eps(inner, sid)
-        return [*base, *more] if more else base
+        return base + more if more else base
 
     # -- state sets -------------------------------------------------------------------------------
     def _closure(self, q: int) -> frozenset:
@@ -146,46 +137,30 @@ class LazyByteDFA:
         if r is None:
             eps_of = self._eps_of
             if not eps_of(q):
-                return frozenset((q,))  # not kept: sets are tracked by the garbage collector
-            seen = {q}
-            stack = [q]
-            while stack:
-                x = stack.pop()
-                for y in eps_of(x):
-                    if y not in seen:
-                        seen.add(y)
-                        stack.append(y)
-            r = frozenset(seen)
-            self.budget.charge(len(r) * SET_MEMBER_BYTES, _WHAT)
+                r = frozenset((q,))
+            else:
+                seen = {q}
+                stack = [q]
+                while stack:
+                    x = stack.pop()
+                    for y in eps_of(x):
+                        if y not in seen:
+                            seen.add(y)
+                            stack.append(y)
+                r = frozenset(seen)
+                self.budget.charge(len(r) * SET_MEMBER_BYTES, _WHAT)
             self._closures[q] = r
         return r
 
-    def _state_of_one(self, q: int) -> int:
-        """`_state_of` the set ``{q}``, memoized by the int (most targets are single states, and a
-        dict of ints is invisible to the garbage collector where one of frozensets is not)."""
-        d = self._one.get(q)
-        if d is None:
-            d = self._closed(self._closure(q))
-            # what a set key cost before (kept so that budgets trip where they did)
-            self.budget.charge(SET_BYTES + SET_MEMBER_BYTES + EDGE_BYTES, _WHAT)
-            self._one[q] = d
-        return d
-
     def _state_of(self, raw: frozenset) -> int:
-        if len(raw) == 1:
-            (q,) = raw
-            return self._state_of_one(q)
         d = self._raw.get(raw)
         if d is not None:
             return d
-        d = self._closed(frozenset().union(*(self._closure(q) for q in raw)))
-        # one more set kept as a key (one per new transition): they add up
-        self.budget.charge(SET_BYTES + len(raw) * SET_MEMBER_BYTES + EDGE_BYTES, _WHAT)
-        self._raw[raw] = d
-        return d
-
-    def _closed(self, s: frozenset) -> int:
-        """The DFA state of the epsilon-closed set ``s``, made if new."""
+        if len(raw) == 1:
+            (q,) = raw
+            s = self._closure(q)
+        else:
+            s = frozenset().union(*(self._closure(q) for q in raw))
         d = self._ids.get(s)
         if d is None:
             d = len(self._sets)
@@ -203,6 +178,9 @@ class LazyByteDFA:
             if d >= len(self._accepting):
                 self._grow()
             self._accepting[d] = self._final in s
+        if raw is not s:  # one more set kept as a key (one per new transition): they add up
+            self.budget.charge(SET_BYTES + len(raw) * SET_MEMBER_BYTES + EDGE_BYTES, _WHAT)
+        self._raw[raw] = d
         return d
 
     def _grow(self) -> None:
@@ -231,7 +209,7 @@ class LazyByteDFA:
                 ev.extend(edges)
         if len(ev) == 1:
             lo, hi, t = ev[0]
-            tgt = self._state_of_one(t)  # may grow (reallocate) the table: index it after
+            tgt = self._state_of(frozenset((t,)))  # may grow (reallocate) the table: index it after
             self._table[d, lo : hi + 1] = tgt
         elif ev:
             for x, y, targets in overlay(ev):
@@ -254,13 +232,11 @@ class LazyByteDFA:
         if len(todo):
             started = self._begin()
             try:
-                with gc_paused():
-                    for d in np.unique(todo).tolist():
-                        self.expand(d)
+                for d in np.unique(todo).tolist():
+                    self.expand(d)
             finally:
                 self._active = self._active and not started
 
-    @gc_paused()
     def expand_all(self) -> None:
         """Expand every state, including those the expansions make."""
         started = self._begin()

@@ -21,7 +21,6 @@ from .any_value import AnyValueBlock, scalar_nodes
 from .blocks import CounterBlock, Counters, ProductBlock
 from .budget import NFA_STATE_BYTES, Budget
 from .char_dfa import EMPTY_DFA, CharDFA, Edge, determinize, minus_words, product, trim_dfa
-from .collector import gc_paused
 from .escapes import MUST_ESCAPE, add_any_escape, encoded_char
 from .language import (
     Alt,
@@ -387,7 +386,6 @@ class NFA:
         return live
 
 
-@gc_paused()
 def node_to_char_dfa(node: Node, budget: Budget | None = None) -> CharDFA | None:
     """The trimmed character DFA of ``node`` (None when its language is empty).
 
@@ -405,7 +403,6 @@ def node_to_char_dfa(node: Node, budget: Budget | None = None) -> CharDFA | None
     return trim_dfa(determinize(nfa, start, final, budget))
 
 
-@gc_paused()
 def small_dfa(node: Node, budget: Budget) -> CharDFA:
     """Trimmed character DFA for ``And``/``Minus`` (and anything else); empty language allowed.
 

@@ -25,7 +25,6 @@ from ..errors import SchemaTooComplex
 from ..limits import DEFAULT_LIMITS, Limits
 from .budget import Budget
 from .build import trimmed_nfa
-from .collector import gc_paused
 from .language import Node, Ref
 from .lazy_dfa import LazyByteDFA
 
@@ -158,7 +157,6 @@ def pushdown_nfa(
     return nfa.trans, nfa.eps, start, final, limits, counters, calls
 
 
-@gc_paused()
 def pushdown_dfa(
     root: Node, rules: dict[str, Node], limits: Limits | None = None, budget: Budget | None = None
 ):

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..automata import ByteDFA, gc_paused
+from ..automata import ByteDFA
 from ..errors import SpecTooComplex, TokenRejected
 from ..limits import DEFAULT_LIMITS, Deadline, Limits
 from ..vocabulary import Vocabulary
@@ -89,9 +89,8 @@ class RowIndex(ABC):
             with self._lock:
                 r = self._rows.get(state)
                 if r is None:
-                    with gc_paused():  # a walk expands lazy DFA states: containers by the thousand
-                        tok, end = self._row_arrays(state)
-                        r = self._make_row(state, tok, end)
+                    tok, end = self._row_arrays(state)
+                    r = self._make_row(state, tok, end)
                     self._rows[state] = r
         return r
 
@@ -171,7 +170,7 @@ class RowIndex(ABC):
         within ``deadline`` (default: ``limits.max_seconds`` from now)."""
         _ = self.vocabulary.trie  # built once per vocabulary: not this build's time
         deadline = deadline or self.limits.deadline()
-        with self._lock, gc_paused():
+        with self._lock:
             for lo in range(0, len(states), _CHUNK):
                 chunk = states[lo : lo + _CHUNK]
                 src, tok, end = self.walk(chunk, deadline)

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..automata import MAX_CODEPOINT, ByteDFA, LazyByteDFA, cls, gc_paused, node_nfa, rep
+from ..automata import MAX_CODEPOINT, ByteDFA, LazyByteDFA, cls, node_nfa, rep
 from ..vocabulary import Vocabulary
 
 # JSON string characters written raw: everything but '"', '\\' and the control characters
@@ -97,7 +97,6 @@ def _body_dfa() -> tuple[np.ndarray, int]:
     return table, loop
 
 
-@gc_paused()
 def _build(vocab: Vocabulary) -> BodyClasses:
     table, start = _body_dfa()
     ids = np.array([i for i, t in enumerate(vocab.tokens) if t], dtype=np.int32)
