@@ -7,6 +7,10 @@ import json
 import pathlib
 from collections.abc import Iterator
 
+import fsm
+from fsm.index import FINISHED, RowIndex
+from fsm.testing import states_along
+
 DATA = pathlib.Path(__file__).resolve().parents[1] / "data" / "jsonschemabench"
 
 
@@ -22,3 +26,16 @@ def schema_instances() -> Iterator[tuple[str, dict, str]]:
                         d["schema"],
                         json.dumps(valid[0], separators=(",", ":"), ensure_ascii=False),
                     )
+
+
+def visited_row_states(cases, vocab, tokenizer) -> Iterator[tuple[str, object, list[int]]]:
+    """(name, row index, distinct unfinished states a walk of the instance visits) for every case
+    whose schema compiles to a row index (unsupported or over budget: nothing to check)."""
+    for name, schema, text in cases:
+        try:
+            index = fsm.compile(fsm.JsonSchema(schema), vocab, cache=False)
+        except fsm.SpecError:
+            continue
+        if isinstance(index, RowIndex):
+            states = states_along(index, text, tokenizer)
+            yield name, index, list(dict.fromkeys(s for s in states if s != FINISHED))

@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
-import fsm
-from fsm.index import FINISHED, RowIndex, walk_tokens
+from fsm.index import FINISHED, walk_tokens
 from fsm.index.path_walk import MAX_LIVE_BYTES, PathWalker, trie_arrays
 from fsm.regex import regex_to_dfa
-from fsm.testing import states_along
 
 from .regex_cases import REGEXES
-from .schema_cases import schema_instances
+from .schema_cases import schema_instances, visited_row_states
 
 
 def _pairs(tok: np.ndarray, end: np.ndarray) -> list[tuple[int, int]]:
@@ -30,16 +28,9 @@ def _walk_pairs(dfa, vocab, state: int) -> list[tuple[int, int]]:
 
 def test_narrow_rows_of_schemas_equal_trie_walks(vocab, tokenizer):
     narrow = checked = 0
-    for name, schema, text in schema_instances():
-        try:
-            index = fsm.compile(fsm.JsonSchema(schema), vocab, cache=False)
-        except fsm.SpecError:
-            continue  # unsupported or over budget: nothing to check
-        if not isinstance(index, RowIndex):
-            continue
-        states = states_along(index, text, tokenizer)
+    for name, index, states in visited_row_states(schema_instances(), vocab, tokenizer):
         walker = PathWalker(index.dfa, trie_arrays(vocab))  # fresh: nothing remembered from the index
-        for q in dict.fromkeys(s for s in states if s != FINISHED):
+        for q in states:
             want = _walk_pairs(index.dfa, vocab, q)
             row = index.row(q)  # whichever way the index made it
             got = [

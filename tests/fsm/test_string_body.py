@@ -15,9 +15,8 @@ import pytest
 import fsm
 from fsm.index import FINISHED, RowIndex, walk_tokens
 from fsm.index.string_body import body_classes, body_row
-from fsm.testing import states_along
 
-from .schema_cases import schema_instances
+from .schema_cases import schema_instances, visited_row_states
 
 # strings in the shapes the shortcut must get right: free, counted (maxLength chains), bounded
 # below, patterned, formatted, as keys, inside any value, with escapes in the instance
@@ -54,15 +53,8 @@ def _walk_pairs(index: RowIndex, state: int) -> list[tuple[int, int]]:
 
 def test_shortcut_rows_equal_trie_walks(vocab, tokenizer):
     shortcut = checked = 0
-    for name, schema, text in _cases():
-        try:
-            index = fsm.compile(fsm.JsonSchema(schema), vocab, cache=False)
-        except fsm.SpecError:
-            continue  # unsupported or over budget: nothing to check
-        if not isinstance(index, RowIndex):
-            continue
-        states = states_along(index, text, tokenizer)
-        for q in dict.fromkeys(s for s in states if s != FINISHED):
+    for name, index, states in visited_row_states(_cases(), vocab, tokenizer):
+        for q in states:
             row = index.row(q)
             got = sorted(
                 (t, e)
