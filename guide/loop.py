@@ -9,7 +9,9 @@
 * jump-forward: when a matcher forces the next bytes, their canonical tokenization (as the tokenizer
   would write them, when the matcher accepts it; else the matcher's own forced tokens) is appended
   without sampling and fed in the same forward pass as the sampled token. The last forced token is
-  left for the model to pick, so it can merge with what follows as canonical text would.
+  left for the model to pick, so it can merge with what follows as canonical text would. A pass
+  feeds the width that makes tokens cheapest (`guide.feed_width`): a longer feed's rest is carried
+  into the next passes, and its row samples nothing until the whole feed is in.
 
 Speculative decoding runs the same loop with verify steps instead (`guide.speculative_loop`).
 """
@@ -27,6 +29,7 @@ import fsm
 
 from .completion import Completion, DecodeStats
 from .constraints import Constraint, TokenMatcher
+from .feed_width import default_overhead, feed_width
 from .inputs import budgets, matchers, prompt_ids, stop_bytes
 from .masks import MaskBuffer, forbid_padding_ids
 from .sampling import Sampler, SamplingParams, check_logits, sampling_params, seed_list
@@ -48,6 +51,7 @@ class Row:
     streamed: int = 0  # bytes already yielded by `stream`
     stats: DecodeStats = field(default_factory=DecodeStats)
     logprob: float = 0.0
+    pending: list[int] = field(default_factory=list)  # booked ids the model has not been fed yet
 
 
 @dataclass(eq=False)
@@ -85,6 +89,10 @@ class Runner:
     matchers' states are known once the sampled tokens are committed). The output is the same either
     way; whether it is faster depends on the device and on the cores left free (see
     docs/performance.md).
+
+    ``forward_overhead``: the fixed cost of a forward pass in padded positions of the batch, which
+    sets how wide a pass feeds jump-forward tokens (`guide.feed_width`); None takes the device's
+    default.
     """
 
     def __init__(
@@ -99,8 +107,14 @@ class Runner:
         sampling: dict[str, Any],
         watermark: Watermark | None = None,
         masks_ahead: bool = False,
+        forward_overhead: float | None = None,
     ):
         self.source = source
+        if forward_overhead is None:
+            forward_overhead = default_overhead(torch.device(source.device).type)
+        elif not forward_overhead >= 0:
+            raise ValueError(f"forward_overhead must be >= 0, got {forward_overhead!r}")
+        self.forward_overhead = forward_overhead
         self.masks_ahead = masks_ahead
         self.staged: Staged | None = None
         self.worker: ThreadPoolExecutor | None = None
@@ -222,6 +236,11 @@ class Runner:
         chosen = log_probs.gather(1, tokens[:, None].to(log_probs.device))[:, 0].tolist()
         feeds: list[list[int]] | None = None
         for i, (row, t) in enumerate(zip(active, sampled, strict=True)):
+            if row.pending:  # its last pass stopped inside its feed: these logits are not its next token's
+                if feeds is None:
+                    feeds = [[s] for s in sampled]
+                feeds[i], row.pending = row.pending, []
+                continue
             row.logprob += chosen[i]
             jumped = self.commit(row, t, token_bytes, n_text)
             if jumped:
@@ -272,7 +291,10 @@ class Runner:
             batch.logits = batch.session.decode(fed)
             batch.sampler.observe(fed)
         else:
-            fed, lengths = pad(feeds, max(len(f) for f in feeds))
+            width = feed_width([len(f) for f in feeds], self.forward_overhead)
+            for row, f in zip(self.active, feeds, strict=True):
+                row.pending = f[width:]
+            fed, lengths = pad([f[:width] for f in feeds], width)
             batch.logits = batch.session.decode(fed, lengths)
             batch.sampler.observe(fed, lengths)
 
