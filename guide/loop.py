@@ -170,7 +170,8 @@ class Runner:
                 row.finish = "length"
             elif row.matcher is not None and row.matcher.is_finished():
                 row.finish = "constraint"
-        # Jump-forward from the start: forced leading text goes into the prefill itself.
+        # Jump-forward from the start: forced leading text goes into the prefill, unless the rows
+        # share one prompt, prefilled once (`prefill_batch`): then the starts are their first feeds.
         starts = {}
         for row in rows:
             if row.finish is None and row.matcher is not None and self.jump_forward:
@@ -188,8 +189,13 @@ class Runner:
             seeds=[self.seeds[r.index] for r in active],
             prompts=[self.prompt_ids[r.index] for r in active],
         )
+        prompts = [self.prompt_ids[r.index] for r in active]
+        if starts and len(active) > 1 and all(p == prompts[0] for p in prompts):
+            for r in active:
+                r.pending = starts.get(r.index, [])
+            starts = {}
         session, logits = prefill_batch(
-            self.source, [self.prompt_ids[r.index] + starts.get(r.index, []) for r in active]
+            self.source, [p + starts.get(r.index, []) for p, r in zip(prompts, active, strict=True)]
         )
         if starts:
             fed = [starts.get(r.index, []) for r in active]

@@ -41,7 +41,7 @@ class _Widths:
     """A LogitsSource wrapper recording each decode pass's (rows, width)."""
 
     def __init__(self, inner):
-        self.inner, self.passes = inner, []
+        self.inner, self.passes, self.prefills = inner, [], []
         self.vocabulary, self.tokenizer = inner.vocabulary, inner.tokenizer
 
     @property
@@ -52,6 +52,7 @@ class _Widths:
         return self.inner.encode(text)
 
     def prefill(self, prompts):
+        self.prefills.append([len(p) for p in prompts])
         session, logits = self.inner.prefill(prompts)
         return _WidthSession(self, session), logits
 
@@ -105,6 +106,17 @@ def test_narrow_feeds_keep_every_token_and_cut_padding(model):
     padded = sum(r * w for r, w in whole_passes)
     fed = sum(r * w for r, w in narrow_passes)
     assert fed < padded
+
+
+def test_a_shared_prompt_is_prefilled_once_and_the_starts_fed_after(model):
+    specs = [fsm.Regex(r'\{"name": "[a-z]{3,8}"\}'), fsm.Regex(r'\["[0-9]{2}"\]'), None]
+    source = _Widths(model)
+    together = guide.generate(source, ["Data:"] * 3, constraint=specs, max_new_tokens=30)
+    assert len(source.prefills) == 1 and len(source.prefills[0]) == 1  # one row, copied
+    alone = [guide.generate(model, "Data:", constraint=c, max_new_tokens=30)[0] for c in specs]
+    assert [o.token_ids for o in together] == [o.token_ids for o in alone]
+    assert re.fullmatch(specs[0].pattern, together[0].text)
+    assert re.fullmatch(specs[1].pattern, together[1].text)
 
 
 def test_overhead_is_checked(model):
