@@ -281,6 +281,11 @@ class LazyByteDFA:
         return self._table
 
     @property
+    def expanded_flags(self) -> np.ndarray:
+        """Whether each state's transition row is made (a buffer like `table_buffer`'s)."""
+        return self._expanded
+
+    @property
     def accepting_flags(self) -> np.ndarray:
         """Whether each state made so far accepts (known as soon as the state exists)."""
         return self._accepting[: self.n_states]

@@ -176,6 +176,16 @@ class ComposedDFA:
         return self._table[: self.n_states]
 
     @property
+    def table_buffer(self) -> np.ndarray:
+        """The transition rows, with spare capacity (a row is final once expanded, see `ensure`)."""
+        return self._table
+
+    @property
+    def expanded_flags(self) -> np.ndarray:
+        """Whether each state's row is made (a buffer like `table_buffer`'s)."""
+        return self._expanded
+
+    @property
     def accepting(self) -> np.ndarray:
         return self._accepting[: self.n_states]
 

@@ -57,6 +57,9 @@ class ComposedIndex(RowIndex):
         finally:
             self.composed.use_deadline(None)
 
+    def on_demand(self) -> ComposedDFA:
+        return self.composed
+
     def body_row(self, state: int, deadline: Deadline) -> None:
         return None  # the string-body shortcut reads whole tables; a composed one expands on demand
 

@@ -16,9 +16,9 @@ from ..automata import ByteDFA
 from ..errors import SpecError
 from ..limits import Deadline, Limits
 from ..vocabulary import TokenTrie, Vocabulary
-from .path_walk import PathWalker, trie_arrays
 from .rows import FINISHED, Row, RowIndex
 from .token_walk import class_trie, walk_tokens
+from .trie_kernel import LoopMasks, PreorderTrie, preorder, vocabulary_preorder, walk_row
 
 _FOLD_AFTER_SECONDS = 0.004  # byte-trie walks past this: fold the trie for the next rows
 
@@ -45,8 +45,9 @@ class DfaIndex(RowIndex):
         """``deadline``: the compile's, for the work done here (default: ``limits.max_seconds`` from now)."""
         super().__init__(dfa, vocab, fingerprint, limits, n_classes=dfa.table.shape[1])
         self._class_trie: TokenTrie | None = None
+        self._class_preorder: PreorderTrie | None = None  # the same, numbered for `walk_row`
+        self._class_loops = LoopMasks()  # loop masks over class labels (the byte walks' are over bytes)
         self._byte_walks = 0.0  # seconds spent walking the byte trie, before the fold
-        self._paths = PathWalker(dfa, trie_arrays(vocab))
         deadline = deadline or self.limits.deadline()
         if not self._all_states_reach_accept_by_single_bytes(deadline):
             # Some state needs a byte that is no token on its own: prune by token-level liveness.
@@ -66,8 +67,23 @@ class DfaIndex(RowIndex):
             _ = self.trie
         return src, tok, end
 
-    def narrow_row(self, state: int, deadline: Deadline) -> tuple[np.ndarray, np.ndarray] | None:
-        return self._paths.row(state)
+    def kernel_row(self, state: int, deadline: Deadline) -> tuple[np.ndarray, np.ndarray]:
+        if self._class_preorder is not None:
+            return walk_row(
+                self.dfa,
+                state,
+                self._class_preorder,
+                labels_are_classes=True,
+                deadline=deadline,
+                loops=self._class_loops,
+            )
+        t = time.perf_counter()
+        trie = vocabulary_preorder(self.vocabulary)
+        row = walk_row(self.dfa, state, trie, deadline=deadline, loops=self.loops)
+        self._byte_walks += time.perf_counter() - t
+        if self._byte_walks > _FOLD_AFTER_SECONDS:
+            _ = self.trie
+        return row
 
     @property
     def n_states(self) -> int:
@@ -138,7 +154,9 @@ class DfaIndex(RowIndex):
         if self._class_trie is None:
             with self._lock:
                 if self._class_trie is None:
-                    self._class_trie = class_trie(self.vocabulary.trie, self.dfa)
+                    folded = class_trie(self.vocabulary.trie, self.dfa)
+                    self._class_preorder = preorder(folded)
+                    self._class_trie = folded
         return self._class_trie
 
     @property

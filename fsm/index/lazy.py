@@ -21,7 +21,6 @@ import numpy as np
 from ..automata import LazyByteDFA
 from ..limits import Deadline, Limits
 from ..vocabulary import Vocabulary
-from .path_walk import PathWalker, trie_arrays
 from .rows import RowIndex
 from .token_walk import walk_tokens
 
@@ -34,7 +33,6 @@ class LazyDfaIndex(RowIndex):
     ):
         self.lazy = lazy
         super().__init__(lazy.as_byte_dfa(), vocab, fingerprint, limits, n_classes=lazy.n_classes)
-        self._paths = PathWalker(self.dfa, trie_arrays(vocab))
 
     @staticmethod
     def usable(lazy: LazyByteDFA, vocab: Vocabulary) -> bool:
@@ -48,19 +46,8 @@ class LazyDfaIndex(RowIndex):
         finally:
             self.lazy.use_deadline(None)
 
-    def narrow_row(self, state: int, deadline: Deadline) -> tuple[np.ndarray, np.ndarray] | None:
-        self.lazy.use_deadline(deadline)  # the DFA rows the walk expands count against it too
-        try:
-            return self._paths.row(state)
-        finally:
-            self.lazy.use_deadline(None)
-
-    def body_row(self, state: int, deadline: Deadline) -> tuple[np.ndarray, np.ndarray] | None:
-        self.lazy.use_deadline(deadline)  # the DFA rows the check expands count against it too
-        try:
-            return super().body_row(state, deadline)
-        finally:
-            self.lazy.use_deadline(None)
+    def on_demand(self) -> LazyByteDFA:
+        return self.lazy
 
     @property
     def n_states(self) -> int:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -24,9 +25,22 @@ from ..vocabulary import Vocabulary
 from .bitmask import frozen_bitmask, pack_bitmask
 from .contract import Matcher
 from .string_body import body_classes, body_row
+from .trie_kernel import LoopMasks, sorted_row, vocabulary_preorder, walk_row
 
 FINISHED = -2  # the "state" after EOS
 _CHUNK = 256  # states walked together by build_all: bounds the walk's memory on big automata
+
+
+class OnDemand(Protocol):
+    """An automaton that makes its transition rows when first read (`fsm.automata.LazyByteDFA`,
+    a composed DFA): what a row walk needs to expand the states it meets."""
+
+    table_buffer: np.ndarray  # the rows made so far, spare capacity at the end
+    expanded_flags: np.ndarray  # whether each row is made
+
+    def ensure(self, rows: np.ndarray) -> None: ...
+
+    def use_deadline(self, deadline: Deadline | None) -> None: ...
 
 
 @dataclass(eq=False)
@@ -67,7 +81,8 @@ class RowIndex(ABC):
         self._shared: dict[bytes, tuple[np.ndarray, list]] = {}
         self._lock = threading.RLock()
         self._single: dict[int, int] = {}
-        self._levels: dict = {}  # how states read one string character (`string_body.level_of`)
+        self._levels: dict = {}
+        self.loops = LoopMasks()  # which bytes keep each state in place, found by the row walks  # how states read one string character (`string_body.level_of`)
         self._class_sizes = np.bincount(dfa.byte_class, minlength=n_classes)
         self._nbytes = 0
 
@@ -95,27 +110,55 @@ class RowIndex(ABC):
         return r
 
     def _row_arrays(self, state: int) -> tuple[np.ndarray, np.ndarray]:
-        """(tokens, end states) of ``state``: depth first when the row is narrow, from the
-        vocabulary's string-body classes when the state reads a free JSON string
-        (`fsm.index.string_body`), else by a vectorized trie walk."""
+        """(tokens, end states) of ``state``: from the vocabulary's string-body classes when the
+        state reads a free JSON string (`fsm.index.string_body`), else by the compiled trie walk
+        (`fsm.index.trie_kernel`)."""
         deadline = self.limits.deadline()
-        fast = self.narrow_row(state, deadline)
-        if fast is None:
-            fast = self.body_row(state, deadline)
+        # A state that loops on a string character (a free string) is walked by the kernel, which
+        # emits whole subtrees that keep it in place; string-body levels pay for chains of states.
+        loops = int(self.dfa.table[state, self.dfa.byte_class[ord("a")]]) == state
+        fast = None if loops else self.body_row(state, deadline)
         if fast is not None:
             return fast
         _ = self.vocabulary.trie  # built once per vocabulary: not this row's time
-        _, tok, end = self.walk(np.array([state]), deadline)
-        return tok, end
+        return self.kernel_row(state, deadline)
 
-    def narrow_row(self, state: int, deadline: Deadline) -> tuple[np.ndarray, np.ndarray] | None:
-        """(tokens, end states) of ``state`` by a depth-first walk (`fsm.index.path_walk`) when its
-        row is narrow; None when it is wide, or when this kind of index leaves every row to `walk`."""
+    def on_demand(self) -> OnDemand | None:
+        """The automaton as it expands on demand (None: every row of ``dfa.table`` is made)."""
         return None
+
+    def kernel_row(self, state: int, deadline: Deadline) -> tuple[np.ndarray, np.ndarray]:
+        """(tokens, end states) of ``state`` by `trie_kernel.walk_row` over the byte trie."""
+        lazy = self.on_demand()
+        if lazy is None:
+            return walk_row(
+                self.dfa, state, vocabulary_preorder(self.vocabulary), deadline=deadline, loops=self.loops
+            )
+        lazy.use_deadline(deadline)  # the DFA rows the walk expands count against it too
+        try:
+            return walk_row(
+                self.dfa,
+                state,
+                vocabulary_preorder(self.vocabulary),
+                expanded=lambda: lazy.expanded_flags,
+                expand=lazy.ensure,
+                table=lambda: lazy.table_buffer,
+                deadline=deadline,
+                loops=self.loops,
+            )
+        finally:
+            lazy.use_deadline(None)
 
     def body_row(self, state: int, deadline: Deadline) -> tuple[np.ndarray, np.ndarray] | None:
         """`string_body.body_row` of ``state`` over this index's automaton (None: not in a free string)."""
-        return body_row(self.dfa, state, body_classes(self.vocabulary), self._levels)
+        lazy = self.on_demand()
+        if lazy is not None:
+            lazy.use_deadline(deadline)  # the DFA rows the check expands count against it too
+        try:
+            return body_row(self.dfa, state, body_classes(self.vocabulary), self._levels)
+        finally:
+            if lazy is not None:
+                lazy.use_deadline(None)
 
     def _make_row(self, state: int, tok: np.ndarray, end: np.ndarray) -> Row:
         has_text = len(tok) > 0
@@ -123,10 +166,7 @@ class RowIndex(ABC):
             tok = np.concatenate([tok, self.eos_ids])
             end = np.concatenate([end, np.full(len(self.eos_ids), FINISHED, dtype=np.int32)])
         if len(tok) * 32 > self.vocabulary.size:  # big rows: a scatter is cheaper than a sort
-            full = np.full(self.vocabulary.size, FINISHED - 1, dtype=np.int32)
-            full[tok] = end
-            tok = np.flatnonzero(full != FINISHED - 1).astype(np.int32)
-            end = full[tok]
+            tok, end = sorted_row(tok, end, self.vocabulary.size, FINISHED - 1)
         else:
             order = np.argsort(tok, kind="stable")
             tok, end = tok[order].astype(np.int32), end[order].astype(np.int32)

@@ -1,0 +1,118 @@
+"""The compiled trie walk (`fsm.index.trie_kernel`) gives the rows of the vectorized reference walk.
+
+Every state a valid instance visits (JSON schemas of the test corpus, lazily determinized: the
+kernel stops at unexpanded states and resumes) and every state of the shared regexes (eager DFAs,
+over the byte trie and over the class-folded trie) is checked pair for pair against
+`fsm.index.walk_tokens`; hypothesis checks the same on random vocabularies, and the depth-first
+numbering, the sorted rows and the packed masks against plain Python.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import fsm
+from fsm.index import walk_tokens
+from fsm.index.bitmask import pack_bitmask, unpack_bitmask
+from fsm.index.token_walk import class_trie
+from fsm.index.trie_kernel import LoopMasks, preorder, sorted_row, vocabulary_preorder, walk_row
+from fsm.regex import regex_to_dfa
+
+from .regex_cases import REGEXES
+from .schema_cases import schema_instances, visited_row_states
+
+
+def _pairs(tok: np.ndarray, end: np.ndarray) -> list[tuple[int, int]]:
+    return sorted(zip(tok.tolist(), end.tolist(), strict=True))
+
+
+def _reference(dfa, trie, state: int, labels_are_classes: bool = False) -> list[tuple[int, int]]:
+    _, tok, end = walk_tokens(dfa, np.array([state]), trie, labels_are_classes=labels_are_classes)
+    return _pairs(tok, end)
+
+
+def test_kernel_rows_of_schemas_equal_trie_walks(vocab, tokenizer):
+    checked = wide = 0
+    for name, index, states in visited_row_states(schema_instances(), vocab, tokenizer):
+        for q in states:
+            want = _reference(index.dfa, vocab.trie, q)
+            got = index.kernel_row(q, index.limits.deadline())
+            assert _pairs(*got) == want, (name, q)
+            checked += 1
+            wide += len(want) > 10_000
+    assert checked > 500 and wide > 20, (checked, wide)
+
+
+def test_kernel_rows_of_a_fresh_lazy_dfa_expand_as_they_go(vocab):
+    # a fresh index: the kernel meets unexpanded states at every depth of a bounded string
+    schema = {"type": "object", "properties": {"s": {"type": "string", "maxLength": 40}}, "required": ["s"]}
+    index = fsm.compile(fsm.JsonSchema(schema), vocab, cache=False)
+    q = index.dfa.initial
+    for b in b'{"s":"':
+        q = index.dfa.step(q, b)
+    got = index.kernel_row(q, index.limits.deadline())  # before the reference expands anything
+    assert _pairs(*got) == _reference(index.dfa, vocab.trie, q)
+    assert len(got[0]) > 40_000  # most of the vocabulary fits in a 40-character string
+
+
+def test_kernel_rows_of_regexes_equal_trie_walks(vocab):
+    pre = vocabulary_preorder(vocab)
+    for name, pattern in REGEXES.items():
+        dfa = regex_to_dfa(pattern)
+        folded = class_trie(vocab.trie, dfa)
+        folded_pre = preorder(folded)
+        loops, class_loops = LoopMasks(), LoopMasks()
+        for q in range(dfa.n_states):
+            want = _reference(dfa, vocab.trie, q)
+            assert _pairs(*walk_row(dfa, q, pre, loops=loops)) == want, (name, q)
+            got = walk_row(dfa, q, folded_pre, labels_are_classes=True, loops=class_loops)
+            assert _pairs(*got) == _reference(dfa, folded, q, labels_are_classes=True) == want, (name, q)
+
+
+_TOKENS = st.lists(st.binary(min_size=1, max_size=6).map(bytes), min_size=1, max_size=60, unique=True)
+_PATTERNS = ["[ab]*", '"[^"\\\\]{0,5}"', "(ab|b a)+", "a*b?[ \\\\]*", ".{0,4}", "é+a*"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(_TOKENS, st.sampled_from(_PATTERNS))
+def test_random_vocabularies_walk_like_the_reference(tokens, pattern):
+    v = fsm.Vocabulary([*tokens, None], eos_token_ids=[len(tokens)])
+    dfa = regex_to_dfa(pattern)
+    pre, loops = preorder(v.trie), LoopMasks()
+    for q in range(dfa.n_states):
+        assert _pairs(*walk_row(dfa, q, pre, loops=loops)) == _reference(dfa, v.trie, q), (pattern, q)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_TOKENS)
+def test_preorder_numbering(tokens):
+    v = fsm.Vocabulary([*tokens, None], eos_token_ids=[len(tokens)])
+    p = preorder(v.trie)
+    # the subtree of node i is i : i + size[i]; its tokens are contiguous and spell its prefix
+    text = {}
+    path: list[int] = []
+    for i in range(1, p.n_nodes):
+        del path[int(p.depth[i]) - 1 :]
+        path.append(int(p.label[i]))
+        for t in p.tok_ids[p.tok_start[i] : p.tok_start[i] + p.tok_count[i]].tolist():
+            text[t] = bytes(path)
+        lo, hi = int(p.tok_start[i]), int(p.tok_start[i + int(p.size[i])])
+        below = p.label[i : i + int(p.size[i])]
+        bits = {b for b in range(256) if int(p.sub_bytes[i, b >> 6]) >> (b & 63) & 1}
+        assert bits == set(below.tolist())
+        assert all(v.token_bytes(t).startswith(bytes(path)) for t in p.tok_ids[lo:hi].tolist())
+    assert text == {i: t for i, t in enumerate(tokens)}
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(0, 999), unique=True, max_size=300), st.integers(0, 2**31 - 1))
+def test_sorted_rows_and_packed_masks(ids, seed):
+    tok = np.array(ids, dtype=np.int32)
+    end = np.random.default_rng(seed).integers(-2, 50, len(ids)).astype(np.int32)
+    t, e = sorted_row(tok, end, 1000, -3)
+    assert _pairs(t, e) == _pairs(tok, end) and t.tolist() == sorted(ids)
+    packed = pack_bitmask(tok, 1000)
+    assert packed.dtype == np.int32 and len(packed) == 32
+    assert unpack_bitmask(packed, 1000).tolist() == sorted(ids)
