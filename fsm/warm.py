@@ -1,11 +1,13 @@
 """Warming a vocabulary up: what the first request on it would otherwise build, built ahead.
 
-The first compile and mask on a vocabulary build tables shared by every later one (the token trie,
-the JSON string-body token classes) and import the front ends' lazy parts: about 1.5 s for a
-49k-token vocabulary and 8 s for a 262k one, paid by whichever request comes first. `warm_up` pays
-it at a moment of the caller's choosing (``guide.load`` does it on a background thread), by
-serving one small request itself, so whatever a real request needs first is covered without
-naming it here.
+The first compile and mask on a vocabulary build tables shared by every later one (the token trie
+and its depth-first numbering), load the compiled row walk (numba's disk cache, or a compile of a
+few seconds on a new install) and import the front ends' lazy parts — among them ``jsonschema``,
+which the first schema with an object ``enum``/``const`` or an overlapping ``oneOf`` needs and
+whose import builds Lark parsers for its format checkers (3-4 s of CPU). Paid by whichever request
+comes first. `warm_up` pays it at a moment of the caller's choosing (``guide.load`` does it on a
+background thread), by serving one small request itself, so whatever a real request needs first
+is covered without naming it here, and by importing ``jsonschema``.
 """
 
 from __future__ import annotations
@@ -49,6 +51,8 @@ def warm_up(vocab: Vocabulary) -> float:
     True
     """
     t = time.perf_counter()
+    import jsonschema  # noqa: F401  # lazy in fsm.json (most schemas never need it): imported here, ahead
+
     _ = vocab.trie  # needed by every index; built even if the request below cannot be served
     try:
         matcher = compile(JsonSchema(_SCHEMA), vocab, cache=False).matcher()

@@ -60,9 +60,6 @@ class ComposedIndex(RowIndex):
     def on_demand(self) -> ComposedDFA:
         return self.composed
 
-    def body_row(self, state: int, deadline: Deadline) -> None:
-        return None  # the string-body shortcut reads whole tables; a composed one expands on demand
-
     def _row_arrays(self, state: int) -> tuple[np.ndarray, np.ndarray]:
         tok, end = super()._row_arrays(state)
         edges = self.composed.token_edges(state)

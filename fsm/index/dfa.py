@@ -16,9 +16,11 @@ from ..automata import ByteDFA
 from ..errors import SpecError
 from ..limits import Deadline, Limits
 from ..vocabulary import TokenTrie, Vocabulary
+from .preorder import PreorderTrie, preorder, vocabulary_preorder
 from .rows import FINISHED, Row, RowIndex
+from .steps import Steps
 from .token_walk import class_trie, walk_tokens
-from .trie_kernel import LoopMasks, PreorderTrie, preorder, vocabulary_preorder, walk_row
+from .trie_kernel import walk_row
 
 _FOLD_AFTER_SECONDS = 0.004  # byte-trie walks past this: fold the trie for the next rows
 
@@ -46,7 +48,7 @@ class DfaIndex(RowIndex):
         super().__init__(dfa, vocab, fingerprint, limits, n_classes=dfa.table.shape[1])
         self._class_trie: TokenTrie | None = None
         self._class_preorder: PreorderTrie | None = None  # the same, numbered for `walk_row`
-        self._class_loops = LoopMasks()  # loop masks over class labels (the byte walks' are over bytes)
+        self._class_steps = Steps()  # uniform steps over class labels (the byte walks' are over bytes)
         self._byte_walks = 0.0  # seconds spent walking the byte trie, before the fold
         deadline = deadline or self.limits.deadline()
         if not self._all_states_reach_accept_by_single_bytes(deadline):
@@ -75,11 +77,11 @@ class DfaIndex(RowIndex):
                 self._class_preorder,
                 labels_are_classes=True,
                 deadline=deadline,
-                loops=self._class_loops,
+                steps=self._class_steps,
             )
         t = time.perf_counter()
         trie = vocabulary_preorder(self.vocabulary)
-        row = walk_row(self.dfa, state, trie, deadline=deadline, loops=self.loops)
+        row = walk_row(self.dfa, state, trie, deadline=deadline, steps=self.steps)
         self._byte_walks += time.perf_counter() - t
         if self._byte_walks > _FOLD_AFTER_SECONDS:
             _ = self.trie

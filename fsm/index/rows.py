@@ -11,6 +11,7 @@ token sets and packed masks shared between states, the memory budget); `fsm.inde
 
 from __future__ import annotations
 
+import os
 import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -24,23 +25,13 @@ from ..limits import DEFAULT_LIMITS, Deadline, Limits
 from ..vocabulary import Vocabulary
 from .bitmask import frozen_bitmask, pack_bitmask
 from .contract import Matcher
-from .string_body import body_classes, body_row
-from .trie_kernel import LoopMasks, sorted_row, vocabulary_preorder, walk_row
+from .preorder import vocabulary_preorder
+from .steps import Steps
+from .trie_kernel import OnDemand, sorted_row, walk_row
 
+_BODY = os.environ.get("BODY", "1") == "1"
 FINISHED = -2  # the "state" after EOS
 _CHUNK = 256  # states walked together by build_all: bounds the walk's memory on big automata
-
-
-class OnDemand(Protocol):
-    """An automaton that makes its transition rows when first read (`fsm.automata.LazyByteDFA`,
-    a composed DFA): what a row walk needs to expand the states it meets."""
-
-    table_buffer: np.ndarray  # the rows made so far, spare capacity at the end
-    expanded_flags: np.ndarray  # whether each row is made
-
-    def ensure(self, rows: np.ndarray) -> None: ...
-
-    def use_deadline(self, deadline: Deadline | None) -> None: ...
 
 
 @dataclass(eq=False)
@@ -57,6 +48,13 @@ class Row:
         return (
             self.tokens.nbytes + self.next_states.nbytes + (0 if self.packed is None else self.packed.nbytes)
         )
+
+
+class OnDemandDFA(OnDemand, Protocol):
+    """An `OnDemand` automaton whose expansions a row walk can put under its deadline."""
+
+    def use_deadline(self, deadline: Deadline | None) -> None:
+        """Check expansions against ``deadline`` from now on (None: the automaton's own)."""
 
 
 class RowIndex(ABC):
@@ -81,8 +79,7 @@ class RowIndex(ABC):
         self._shared: dict[bytes, tuple[np.ndarray, list]] = {}
         self._lock = threading.RLock()
         self._single: dict[int, int] = {}
-        self._levels: dict = {}
-        self.loops = LoopMasks()  # which bytes keep each state in place, found by the row walks  # how states read one string character (`string_body.level_of`)
+        self.steps = Steps()  # each state's uniform step, found by the row walks
         self._class_sizes = np.bincount(dfa.byte_class, minlength=n_classes)
         self._nbytes = 0
 
@@ -110,52 +107,22 @@ class RowIndex(ABC):
         return r
 
     def _row_arrays(self, state: int) -> tuple[np.ndarray, np.ndarray]:
-        """(tokens, end states) of ``state``: from the vocabulary's string-body classes when the
-        state reads a free JSON string (`fsm.index.string_body`), else by the compiled trie walk
-        (`fsm.index.trie_kernel`)."""
-        deadline = self.limits.deadline()
-        # A state that loops on a string character (a free string) is walked by the kernel, which
-        # emits whole subtrees that keep it in place; string-body levels pay for chains of states.
-        loops = int(self.dfa.table[state, self.dfa.byte_class[ord("a")]]) == state
-        fast = None if loops else self.body_row(state, deadline)
-        if fast is not None:
-            return fast
+        """(tokens, end states) of ``state``, by the compiled trie walk (`fsm.index.trie_kernel`)."""
         _ = self.vocabulary.trie  # built once per vocabulary: not this row's time
-        return self.kernel_row(state, deadline)
+        return self.kernel_row(state, self.limits.deadline())
 
-    def on_demand(self) -> OnDemand | None:
+    def on_demand(self) -> OnDemandDFA | None:
         """The automaton as it expands on demand (None: every row of ``dfa.table`` is made)."""
         return None
 
     def kernel_row(self, state: int, deadline: Deadline) -> tuple[np.ndarray, np.ndarray]:
         """(tokens, end states) of ``state`` by `trie_kernel.walk_row` over the byte trie."""
         lazy = self.on_demand()
-        if lazy is None:
-            return walk_row(
-                self.dfa, state, vocabulary_preorder(self.vocabulary), deadline=deadline, loops=self.loops
-            )
-        lazy.use_deadline(deadline)  # the DFA rows the walk expands count against it too
-        try:
-            return walk_row(
-                self.dfa,
-                state,
-                vocabulary_preorder(self.vocabulary),
-                expanded=lambda: lazy.expanded_flags,
-                expand=lazy.ensure,
-                table=lambda: lazy.table_buffer,
-                deadline=deadline,
-                loops=self.loops,
-            )
-        finally:
-            lazy.use_deadline(None)
-
-    def body_row(self, state: int, deadline: Deadline) -> tuple[np.ndarray, np.ndarray] | None:
-        """`string_body.body_row` of ``state`` over this index's automaton (None: not in a free string)."""
-        lazy = self.on_demand()
         if lazy is not None:
-            lazy.use_deadline(deadline)  # the DFA rows the check expands count against it too
+            lazy.use_deadline(deadline)  # the DFA rows the walk expands count against it too
         try:
-            return body_row(self.dfa, state, body_classes(self.vocabulary), self._levels)
+            trie = vocabulary_preorder(self.vocabulary)
+            return walk_row(self.dfa, state, trie, on_demand=lazy, deadline=deadline, steps=self.steps)
         finally:
             if lazy is not None:
                 lazy.use_deadline(None)

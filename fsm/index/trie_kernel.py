@@ -27,7 +27,7 @@ a new process loads it instead of compiling it (`warm_kernel` does that ahead of
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from typing import Protocol
 
 import numba
 import numpy as np
@@ -35,130 +35,28 @@ import numpy as np
 from ..automata import ByteDFA
 from ..limits import Deadline
 from ..vocabulary import TokenTrie, Vocabulary
+from .preorder import PreorderTrie, preorder
+from .steps import Steps, _chain_to_expand, _uniform_chain
+
+# Past this share of trie nodes inside multi-byte characters, a walk expands the states inside
+# the characters of a whole chain up front (Gemma's 262k vocabulary: 49 %; SmolLM2's: 1 %).
+MULTIBYTE_SHARE = 0.1
 
 
-@dataclasses.dataclass(frozen=True)
-class PreorderTrie:
-    """A token trie with its nodes numbered depth first (preorder), so the subtree of node ``i``
-    is the range ``i : i + size[i]`` and a walk reads every array front to back: a row that
-    visits most of the trie streams through memory instead of jumping between the levels of the
-    breadth-first arrays (3-5x fewer cache misses on a 100k-node trie)."""
-
-    label: np.ndarray  # byte (or class) on the edge into each node; uint8 or int32
-    depth: np.ndarray  # int32, root 0
-    size: np.ndarray  # int32: nodes in the subtree, the node included
-    tok_start: np.ndarray  # int32, into tok_ids; one more entry than nodes (the end)
-    tok_count: np.ndarray  # int32
-    tok_ids: np.ndarray  # int32: a subtree's tokens are contiguous
-    sub_bytes: np.ndarray  # uint64 (nodes, 4): the labels of the node and its subtree, as bit sets
-    max_depth: int
+class OnDemand(Protocol):
+    """An automaton that makes its transition rows when first read (`fsm.automata.LazyByteDFA`,
+    a composed DFA): what a row walk needs to expand the states it meets."""
 
     @property
-    def n_nodes(self) -> int:
-        return len(self.label)
+    def table_buffer(self) -> np.ndarray:
+        """The rows made so far (spare capacity at the end; reallocated as it grows)."""
 
+    @property
+    def expanded_flags(self) -> np.ndarray:
+        """Whether each row is made."""
 
-@numba.njit(cache=True, nogil=True)
-def _preorder(child_start, child_count, tok_start, tok_count, tok_ids):  # pragma: no cover - compiled
-    """Depth first: the breadth-first id of each position, then per position its depth, its
-    subtree's size and its tokens."""
-    n = len(child_start)
-    depth = np.empty(n, np.int32)
-    order = np.empty(n, np.int32)  # breadth-first id of each preorder position
-    stack = np.empty(n, np.int32)
-    stack[0] = 0
-    sp = 1
-    k = 0
-    depth[0] = 0
-    while sp:
-        sp -= 1
-        v = stack[sp]
-        order[k] = v
-        k += 1
-        a = child_start[v]
-        for c in range(a + child_count[v] - 1, a - 1, -1):  # pushed in reverse: visited in order
-            depth[c] = depth[v] + 1
-            stack[sp] = c
-            sp += 1
-    # subtree sizes: children come after their parent in preorder, so a reverse pass sums them up
-    psize = np.ones(n, np.int32)
-    pdepth = np.empty(n, np.int32)
-    for i in range(n):
-        pdepth[i] = depth[order[i]]
-    # parent by depth: walking forward, the parent of position i is the latest position at depth-1
-    at_depth = np.zeros(n + 1, np.int32)
-    parent = np.zeros(n, np.int32)
-    for i in range(n):
-        d = pdepth[i]
-        at_depth[d] = i
-        if d > 0:
-            parent[i] = at_depth[d - 1]
-    for i in range(n - 1, 0, -1):
-        psize[parent[i]] += psize[i]
-    ts = np.empty(n + 1, np.int32)
-    tc = np.empty(n, np.int32)
-    ids = np.empty(len(tok_ids), np.int32)
-    m = 0
-    for i in range(n):
-        v = order[i]
-        ts[i] = m
-        tc[i] = tok_count[v]
-        for j in range(tok_count[v]):
-            ids[m] = tok_ids[tok_start[v] + j]
-            m += 1
-    ts[n] = m
-    return order, pdepth, psize, ts, tc, ids, parent
-
-
-@numba.njit(cache=True, nogil=True)
-def _subtree_bytes(label, parent):  # pragma: no cover - compiled
-    """Per node, the set of labels on it and below it (4 x 64 bits)."""
-    n = len(label)
-    out = np.zeros((n, 4), np.uint64)
-    for i in range(n - 1, 0, -1):
-        b = label[i]
-        out[i, b >> 6] |= np.uint64(1) << np.uint64(b & 63)
-        p = parent[i]
-        for w in range(4):
-            out[p, w] |= out[i, w]
-    return out
-
-
-def preorder(trie: TokenTrie) -> PreorderTrie:
-    """``trie`` numbered depth first (`PreorderTrie`).
-
-    >>> from fsm.vocabulary import Vocabulary
-    >>> p = preorder(Vocabulary([b"b", b"ab", b"a", None], eos_token_ids=[3]).trie)
-    >>> p.label.tolist(), p.size.tolist(), p.tok_ids.tolist()
-    ([0, 97, 98, 98], [4, 2, 1, 1], [2, 1, 0])
-    """
-    order, depth, size, ts, tc, ids, parent = _preorder(
-        np.ascontiguousarray(trie.child_start, dtype=np.int32),
-        np.ascontiguousarray(trie.child_count, dtype=np.int32),
-        np.ascontiguousarray(trie.tok_start, dtype=np.int32),
-        np.ascontiguousarray(trie.tok_count, dtype=np.int32),
-        np.ascontiguousarray(trie.tok_ids, dtype=np.int32),
-    )
-    label = np.ascontiguousarray(trie.node_byte[order])
-    sub = _subtree_bytes(label.astype(np.int64), parent)
-    return PreorderTrie(label, depth, size, ts, tc, ids, sub, int(depth.max(initial=0)))
-
-
-def vocabulary_preorder(vocab: Vocabulary) -> PreorderTrie:
-    """The preorder byte trie of ``vocab``, built once per vocabulary and kept on it."""
-    return vocab.derived("preorder_trie", lambda: preorder(vocab.trie))
-
-
-@numba.njit(cache=True, nogil=True)
-def _loop_mask(table, byte_class, s, masks, known):  # pragma: no cover - compiled
-    """The labels that keep state ``s`` where it is, as a bit set, computed once per state."""
-    if not known[s]:
-        for w in range(4):
-            masks[s, w] = 0
-        for b in range(256):
-            if table[s, byte_class[b]] == s:
-                masks[s, b >> 6] |= np.uint64(1) << np.uint64(b & 63)
-        known[s] = True
+    def ensure(self, rows: np.ndarray) -> None:
+        """Make the rows of the states ``rows``."""
 
 
 @numba.njit(cache=True, nogil=True)
@@ -166,6 +64,7 @@ def _walk(
     table,
     expanded,
     byte_class,
+    n_labels,
     label,
     depth,
     size,
@@ -173,9 +72,17 @@ def _walk(
     tok_count,
     tok_ids,
     sub_bytes,
+    height,
+    whole,
+    before,
+    char_height,
+    tok_chars,
+    tok_len,
     max_depth,
-    loops,
-    loops_known,
+    steps,
+    masks,
+    known,
+    chars,
     start_states,
     start_nodes,
     out_tok,
@@ -187,10 +94,15 @@ def _walk(
     """Walk the subtrees below ``start_nodes[i]`` from ``start_states[i]`` (tokens at a start node
     itself are not emitted: the caller did); append (token, end state) pairs from ``n_out`` on;
     pairs at an unexpanded state with children are written to ``pend_*`` instead of walked.
-    A subtree whose every label loops on the state above it (the inside of a free string) is
-    emitted whole without visiting its nodes. Returns (pairs written in all, pending pairs)."""
+
+    A subtree all of whose labels take the state above it along one chain of uniform steps (the
+    inside of a free string loops on one state; a ``maxLength`` string counts characters along a
+    chain) is emitted whole without visiting its nodes: a token's end is the chain's state at its
+    length, in characters where the subtree reads whole UTF-8 characters (``whole``; all False for
+    a trie of class labels), else in bytes. Returns (pairs written in all, pending pairs)."""
     n_pend = 0
     states = np.empty(max_depth + 2, np.int64)
+    chain = np.empty(max_depth + 2, np.int64)
     for i in range(len(start_states)):
         root = start_nodes[i]
         states[depth[root]] = start_states[i]
@@ -199,17 +111,35 @@ def _walk(
         while j < end:
             sp = states[depth[j] - 1]
             if size[j] > 2:
-                _loop_mask(table, byte_class, sp, loops, loops_known)
-                if (
-                    (sub_bytes[j, 0] & ~loops[sp, 0]) == 0
-                    and (sub_bytes[j, 1] & ~loops[sp, 1]) == 0
-                    and (sub_bytes[j, 2] & ~loops[sp, 2]) == 0
-                    and (sub_bytes[j, 3] & ~loops[sp, 3]) == 0
+                by_chars = whole[j]
+                h = char_height[j] if by_chars else height[j]
+                if _uniform_chain(
+                    table,
+                    byte_class,
+                    n_labels,
+                    sp,
+                    sub_bytes[j],
+                    h,
+                    by_chars,
+                    chain,
+                    steps,
+                    masks,
+                    known,
+                    chars,
+                    expanded,
                 ):
-                    for t in range(tok_start[j], tok_start[j + size[j]]):
-                        out_tok[n_out] = tok_ids[t]
-                        out_end[n_out] = sp
-                        n_out += 1
+                    if by_chars:
+                        base = before[j]
+                        for t in range(tok_start[j], tok_start[j + size[j]]):
+                            out_tok[n_out] = tok_ids[t]
+                            out_end[n_out] = chain[tok_chars[t] - base]
+                            n_out += 1
+                    else:
+                        base = depth[j] - 1
+                        for t in range(tok_start[j], tok_start[j + size[j]]):
+                            out_tok[n_out] = tok_ids[t]
+                            out_end[n_out] = chain[tok_len[t] - base]
+                            n_out += 1
                     j += size[j]
                     continue
             s2 = table[sp, byte_class[label[j]]]
@@ -255,47 +185,20 @@ def _dense_row(tok, end, n, size, absent):  # pragma: no cover - compiled
     return out_t, out_e
 
 
-class LoopMasks:
-    """Per DFA state, the labels that keep it where it is (256-bit sets), computed by the walks
-    as they meet the states and kept for the index's later rows; grows with a lazy DFA."""
-
-    def __init__(self) -> None:
-        self._masks = np.zeros((0, 4), np.uint64)
-        self._known = np.zeros(0, np.bool_)
-
-    def arrays(self, n_states: int) -> tuple[np.ndarray, np.ndarray]:
-        """(masks, known flags) with room for ``n_states`` states.
-
-        >>> m, k = LoopMasks().arrays(3); m.shape, k.tolist()
-        ((3, 4), [False, False, False])
-        """
-        if len(self._known) < n_states:
-            cap = max(n_states, 2 * len(self._known))
-            masks = np.zeros((cap, 4), np.uint64)
-            known = np.zeros(cap, np.bool_)
-            masks[: len(self._masks)] = self._masks
-            known[: len(self._known)] = self._known
-            self._masks, self._known = masks, known
-        return self._masks, self._known
-
-
 def walk_row(
     dfa: ByteDFA,
     state: int,
     trie: PreorderTrie,
     labels_are_classes: bool = False,
-    expanded: np.ndarray | None = None,
-    expand: Callable[[np.ndarray], None] | None = None,
-    table: Callable[[], np.ndarray] | None = None,
+    on_demand: OnDemand | None = None,
     deadline: Deadline | None = None,
-    loops: LoopMasks | None = None,
+    steps: Steps | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(tokens, end states) of ``state``: every token whose bytes stay live from it, unsorted.
 
-    For an eager ``dfa`` nothing else is needed. For a lazily determinized one, ``expanded()``
-    gives the per-state expanded flags, ``expand(states)`` expands states and ``table()`` gives the
-    current transition buffer (it may be reallocated by an expansion); ``deadline`` is checked
-    between rounds. ``loops``: the states' loop masks found so far (kept by the caller across rows).
+    ``on_demand``: the automaton when it makes its rows on first read (then ``dfa`` is its view);
+    the states the walk meets are expanded between rounds, ``deadline`` checked. ``steps``: the
+    states' uniform steps found so far (kept by the caller across rows of one automaton).
 
     >>> from fsm.vocabulary import Vocabulary
     >>> from fsm.regex import regex_to_dfa
@@ -303,17 +206,26 @@ def walk_row(
     >>> walk_row(regex_to_dfa("a|ab"), 0, preorder(v.trie))[0].tolist()
     [0, 2]
     """
-    if expand is not None:
-        expand(np.array([state], dtype=np.int64))
-    tbl = table() if table is not None else np.asarray(dfa.table)
-    bc = (
-        np.arange(max(tbl.shape[1], 256), dtype=np.int32)
-        if labels_are_classes
-        else np.asarray(dfa.byte_class, dtype=np.int32)
-    )
-    flags = expanded() if expanded is not None else np.ones(len(tbl), dtype=np.bool_)
-    loops = loops or LoopMasks()
-    masks, known = loops.arrays(len(tbl))
+    steps = steps or Steps()
+    if on_demand is not None:
+        on_demand.ensure(np.array([state], dtype=np.int64))
+    tbl = on_demand.table_buffer if on_demand is not None else np.asarray(dfa.table)
+    n_labels = int(tbl.shape[1]) if labels_are_classes else 256
+    bc = np.arange(n_labels, dtype=np.int32) if labels_are_classes else np.asarray(dfa.byte_class, np.int32)
+    flags = on_demand.expanded_flags if on_demand is not None else np.ones(len(tbl), dtype=np.bool_)
+    st, masks, known, chars = steps.arrays(len(tbl))
+    whole = trie.whole if not labels_are_classes else np.zeros(trie.n_nodes, np.bool_)
+    if on_demand is not None:  # a string's chain of counter states: expanded now, not a round each
+        utf8 = 0 if labels_are_classes else 2 if trie.multibyte_share > MULTIBYTE_SHARE else 1
+        while True:
+            q = _chain_to_expand(
+                tbl, bc, n_labels, state, st, masks, known, chars, utf8, flags, trie.max_depth
+            )
+            if q < 0:
+                break
+            on_demand.ensure(np.array([q], dtype=np.int64))
+            tbl, flags = on_demand.table_buffer, on_demand.expanded_flags
+            st, masks, known, chars = steps.arrays(len(tbl))
     n_tok = len(trie.tok_ids)
     out_tok = np.empty(n_tok, np.int32)
     out_end = np.empty(n_tok, np.int32)
@@ -327,6 +239,7 @@ def walk_row(
             tbl,
             flags,
             bc,
+            n_labels,
             trie.label,
             trie.depth,
             trie.size,
@@ -334,9 +247,17 @@ def walk_row(
             trie.tok_count,
             trie.tok_ids,
             trie.sub_bytes,
+            trie.height,
+            whole,
+            trie.before,
+            trie.char_height,
+            trie.tok_chars,
+            trie.tok_len,
             trie.max_depth,
+            st,
             masks,
             known,
+            chars,
             starts_s,
             starts_n,
             out_tok,
@@ -347,13 +268,14 @@ def walk_row(
         )
         if not n_pend:
             break
+        assert on_demand is not None  # pending pairs only arise at unexpanded states
         starts_s, starts_n = pend_s[:n_pend].copy(), pend_n[:n_pend].copy()
         if deadline is not None:
             deadline.check("the token walk of a row")
-        expand(np.unique(starts_s))  # type: ignore[misc]  # pending pairs only arise when lazy
-        tbl = table()  # type: ignore[misc]
-        flags = expanded()  # type: ignore[misc]
-        masks, known = loops.arrays(len(tbl))
+        on_demand.ensure(np.unique(starts_s))
+        tbl, flags = on_demand.table_buffer, on_demand.expanded_flags
+        st, masks, known, chars = steps.arrays(len(tbl))
+        chars[chars == 3] = 0  # states whose characters waited on an expansion: try again
     return out_tok[:n_out], out_end[:n_out]
 
 

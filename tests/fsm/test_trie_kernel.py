@@ -14,10 +14,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fsm
-from fsm.index import walk_tokens
+from fsm.automata import MAX_CODEPOINT, LazyByteDFA, cls, lit, node_nfa, rep, seq
+from fsm.index import trie_kernel, walk_tokens
 from fsm.index.bitmask import pack_bitmask, unpack_bitmask
+from fsm.index.preorder import preorder, vocabulary_preorder
+from fsm.index.steps import Steps
 from fsm.index.token_walk import class_trie
-from fsm.index.trie_kernel import LoopMasks, preorder, sorted_row, vocabulary_preorder, walk_row
+from fsm.index.trie_kernel import sorted_row, walk_row
 from fsm.regex import regex_to_dfa
 
 from .regex_cases import REGEXES
@@ -63,11 +66,11 @@ def test_kernel_rows_of_regexes_equal_trie_walks(vocab):
         dfa = regex_to_dfa(pattern)
         folded = class_trie(vocab.trie, dfa)
         folded_pre = preorder(folded)
-        loops, class_loops = LoopMasks(), LoopMasks()
+        steps, class_steps = Steps(), Steps()
         for q in range(dfa.n_states):
             want = _reference(dfa, vocab.trie, q)
-            assert _pairs(*walk_row(dfa, q, pre, loops=loops)) == want, (name, q)
-            got = walk_row(dfa, q, folded_pre, labels_are_classes=True, loops=class_loops)
+            assert _pairs(*walk_row(dfa, q, pre, steps=steps)) == want, (name, q)
+            got = walk_row(dfa, q, folded_pre, labels_are_classes=True, steps=class_steps)
             assert _pairs(*got) == _reference(dfa, folded, q, labels_are_classes=True) == want, (name, q)
 
 
@@ -80,9 +83,9 @@ _PATTERNS = ["[ab]*", '"[^"\\\\]{0,5}"', "(ab|b a)+", "a*b?[ \\\\]*", ".{0,4}", 
 def test_random_vocabularies_walk_like_the_reference(tokens, pattern):
     v = fsm.Vocabulary([*tokens, None], eos_token_ids=[len(tokens)])
     dfa = regex_to_dfa(pattern)
-    pre, loops = preorder(v.trie), LoopMasks()
+    pre, steps = preorder(v.trie), Steps()
     for q in range(dfa.n_states):
-        assert _pairs(*walk_row(dfa, q, pre, loops=loops)) == _reference(dfa, v.trie, q), (pattern, q)
+        assert _pairs(*walk_row(dfa, q, pre, steps=steps)) == _reference(dfa, v.trie, q), (pattern, q)
 
 
 @settings(max_examples=60, deadline=None)
@@ -116,3 +119,45 @@ def test_sorted_rows_and_packed_masks(ids, seed):
     packed = pack_bitmask(tok, 1000)
     assert packed.dtype == np.int32 and len(packed) == 32
     assert unpack_bitmask(packed, 1000).tolist() == sorted(ids)
+
+
+_TEXT_TOKENS = st.lists(
+    st.text(alphabet=st.sampled_from('ab"\\ é日\U0001f600\x01'), min_size=1, max_size=5).map(str.encode),
+    min_size=1,
+    max_size=60,
+    unique=True,
+)
+
+
+def _string_dfa(max_len: int | None):
+    """A JSON string body (no quote, backslash or control character), ``max_len`` characters at
+    most, then a closing quote: lazily determinized, as the JSON front end builds strings."""
+    body = cls((0x20, 0x21), (0x23, 0x5B), (0x5D, MAX_CODEPOINT))
+    return LazyByteDFA(*node_nfa(seq(rep(body, 0, max_len), lit('"'))))
+
+
+@settings(max_examples=60, deadline=None)
+@given(_TEXT_TOKENS, st.sampled_from([None, 0, 1, 3, 7]), st.booleans())
+def test_string_chains_by_characters_walk_like_the_reference(tokens, max_len, many_multibyte):
+    # multi-byte characters inside a chain of counters: subtrees of whole characters are emitted
+    # by character counts, whether the characters of the whole chain are expanded up front or not
+    saved = trie_kernel.MULTIBYTE_SHARE
+    trie_kernel.MULTIBYTE_SHARE = -1.0 if many_multibyte else 2.0
+    try:
+        _check_string_chain(tokens, max_len)
+    finally:
+        trie_kernel.MULTIBYTE_SHARE = saved
+
+
+def _check_string_chain(tokens, max_len):
+    v = fsm.Vocabulary([*tokens, None], eos_token_ids=[len(tokens)])
+    pre, steps = preorder(v.trie), Steps()
+    lazy = _string_dfa(max_len)
+    dfa = lazy.as_byte_dfa()
+    q = lazy.initial
+    for _ in range(3):  # the first states of the chain, each walked fresh, then its next state
+        got = walk_row(dfa, q, pre, on_demand=lazy, steps=steps)
+        assert _pairs(*got) == _reference(dfa, v.trie, q), (max_len, q)
+        q = dfa.step(q, ord("a"))
+        if q < 0:
+            break
