@@ -27,7 +27,7 @@ from .bitmask import frozen_bitmask, pack_bitmask
 from .contract import Matcher
 from .preorder import vocabulary_preorder
 from .steps import Steps
-from .trie_kernel import OnDemand, sorted_row, walk_row
+from .trie_kernel import OnDemand, ensure_compiled, sorted_row, walk_row
 
 _BODY = os.environ.get("BODY", "1") == "1"
 FINISHED = -2  # the "state" after EOS
@@ -108,7 +108,9 @@ class RowIndex(ABC):
 
     def _row_arrays(self, state: int) -> tuple[np.ndarray, np.ndarray]:
         """(tokens, end states) of ``state``, by the compiled trie walk (`fsm.index.trie_kernel`)."""
-        _ = self.vocabulary.trie  # built once per vocabulary: not this row's time
+        # built or loaded once per vocabulary / process: not this row's time
+        ensure_compiled()
+        _ = vocabulary_preorder(self.vocabulary)
         return self.kernel_row(state, self.limits.deadline())
 
     def on_demand(self) -> OnDemandDFA | None:

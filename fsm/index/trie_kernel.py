@@ -27,12 +27,13 @@ a new process loads it instead of compiling it (`warm_kernel` does that ahead of
 from __future__ import annotations
 
 import dataclasses
+import threading
 from typing import Protocol
 
 import numba
 import numpy as np
 
-from ..automata import ByteDFA
+from ..automata import ByteDFA, LazyByteDFA, cls, node_nfa, rep
 from ..limits import Deadline
 from ..vocabulary import TokenTrie, Vocabulary
 from .preorder import PreorderTrie, preorder
@@ -295,11 +296,13 @@ def sorted_row(tok: np.ndarray, end: np.ndarray, size: int, absent: int) -> tupl
 
 
 def warm_kernel() -> None:
-    """Compile (or load from numba's disk cache) the kernels now, not in a request's first row.
+    """Compile (or load from numba's disk cache) every kernel of a row, once per process: the
+    compile (seconds, once per install) or the load (~0.1 s) is never a row's time — a row's
+    deadline starts after it (`ensure_compiled`).
 
     >>> warm_kernel()
     """
-    v = Vocabulary([b"a", b"ab", None], eos_token_ids=[2])
+    v = Vocabulary([b"a", b"ab", "é".encode(), None], eos_token_ids=[3])
     table = np.array([[1, -1], [-1, 2], [-1, -1]], dtype=np.int32)  # "ab?"
     byte_class = np.ones(256, dtype=np.int32)
     byte_class[ord("a")] = 0
@@ -307,7 +310,25 @@ def warm_kernel() -> None:
     for labels_are_classes in (False, True):  # the byte trie's labels are uint8, a class trie's int32
         trie = v.trie if not labels_are_classes else _class_labels(v.trie, byte_class)
         tok, end = walk_row(dfa, 0, preorder(trie), labels_are_classes=labels_are_classes)
+    lazy = LazyByteDFA(*node_nfa(rep(cls((0x61, 0x61), (0xE9, 0xE9)), 0, 3)))  # an on-demand DFA
+    walk_row(lazy.as_byte_dfa(), lazy.initial, preorder(v.trie), on_demand=lazy)
     sorted_row(tok, end, v.size, -3)
+
+
+_compiled = threading.Event()
+_compiling = threading.Lock()
+
+
+def ensure_compiled() -> None:
+    """`warm_kernel` unless this process did it already (cheap then).
+
+    >>> ensure_compiled()
+    """
+    if not _compiled.is_set():
+        with _compiling:
+            if not _compiled.is_set():
+                warm_kernel()
+                _compiled.set()
 
 
 def _class_labels(trie: TokenTrie, byte_class: np.ndarray) -> TokenTrie:
