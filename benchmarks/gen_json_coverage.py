@@ -243,7 +243,8 @@ ROWS = [
         "each exact: type (not integer: the non-integral numbers), enum/const of any type (numbers as the "
         "intervals between them, arrays/objects by a differing length or member), required, properties (a "
         "declared member whose value breaks its schema), pattern/minLength/maxLength (a complemented string "
-        "DFA), numeric bounds, min/maxProperties, min/maxItems, items/prefixItems, contains, dependencies, "
+        "DFA), numeric bounds, an integral multipleOf (the non-multiples of at most 15 significant digits), "
+        "min/maxProperties, min/maxItems, items/prefixItems, contains, dependencies, "
         "if/then/else, anyOf/allOf/oneOf/not/$ref of those; unknown keywords and unasserted formats are annotations",
         {"type": "string", "not": {"pattern": "^a"}},
         "test_json_schema.py::test_not_of_required_string_keywords_and_combinations_is_exact",
@@ -251,10 +252,10 @@ ROWS = [
     (
         "not (other forms)",
         U,
-        "multipleOf, an asserted format, uniqueItems (duplicates are not a regular language), "
+        "a decimal multipleOf, an asserted format, uniqueItems (duplicates are not a regular language), "
         "patternProperties, schema-valued additionalProperties, propertyNames, items after prefixItems, "
         "min/maxContains",
-        {"type": "integer", "not": {"multipleOf": 3}},
+        {"type": "number", "not": {"multipleOf": 0.5}},
         "test_json_schema.py::test_unsupported_keywords_name_keyword_and_pointer",
     ),
     (

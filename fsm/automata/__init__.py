@@ -55,7 +55,13 @@ from .language import (
     seq,
 )
 from .lazy_dfa import LazyByteDFA
-from .multiples import TooManyRemainders, divisible_decimals, divisible_integers
+from .multiples import (
+    TooManyRemainders,
+    divisible_decimals,
+    divisible_integers,
+    integer_residues,
+    non_multiples,
+)
 from .nfa import node_to_char_dfa, small_dfa
 from .numbers import (
     Bounds,
@@ -121,12 +127,14 @@ __all__ = [
     "fold",
     "integer_node",
     "integer_range",
+    "integer_residues",
     "largest_part",
     "lit",
     "natural_range",
     "node_nfa",
     "node_to_char_dfa",
     "node_to_dfa",
+    "non_multiples",
     "normalize_ranges",
     "number_node",
     "opt",

@@ -10,8 +10,12 @@ as more digits of one integer.
 
 from __future__ import annotations
 
-from .language import Auto, Node, alt, lit, opt, rep, seq
-from .numbers import DIGIT
+from collections.abc import Callable
+
+from .char_dfa import CharDFA, complement_dfa
+from .language import And, Auto, Node, alt, lit, opt, rep, seq
+from .nfa import node_to_char_dfa
+from .numbers import DIGIT, NONZERO
 
 
 class TooManyRemainders(ValueError):
@@ -96,6 +100,48 @@ def divisible_decimals(m: int, scale: int, max_states: int = 100_000) -> Auto:
     edges[zeros].append((48, 48, zeros))
     accepting[zeros] = True
     return Auto(tuple(tuple(_merge(sorted(row))) for row in edges), tuple(accepting))
+
+
+def non_multiples(m: int, max_states: int = 100_000, max_digits: int | None = None) -> Node:
+    """Canonical JSON integers (of at most ``max_digits`` digits) that are not multiples of ``m``:
+    `divisible_integers`' DFA complemented, so only its factored remainder automaton is paid.
+
+    >>> from fsm.automata import node_to_char_dfa
+    >>> d = node_to_char_dfa(non_multiples(5))
+    >>> [d.accepts(s) for s in ("7", "-7", "10", "-15", "0", "-0", "7.5")]
+    [True, True, False, False, False, False, False]
+    """
+    multiples = node_to_char_dfa(alt(divisible_integers(m, max_states), lit("-0")))
+    digits = rep(DIGIT, 0, None if max_digits is None else max_digits - 1)
+    integer = seq(opt(lit("-")), alt(lit("0"), seq(NONZERO, digits)))
+    return integer if multiples is None else And((integer, _auto(complement_dfa(multiples))))
+
+
+def integer_residues(m: int, accept: Callable[[int], bool], max_states: int = 100_000) -> Auto:
+    """Canonical JSON integers whose remainder mod ``m`` passes ``accept``: one remainder automaton
+    for several divisors and negated divisors at once (``m`` their least common multiple), where a
+    product of one automaton per divisor would pair up states that only their remainders tell apart.
+
+    >>> from fsm.automata import node_to_char_dfa
+    >>> d = node_to_char_dfa(integer_residues(6, lambda r: r % 2 == 0 and r % 3 != 0))
+    >>> [d.accepts(s) for s in ("4", "-8", "6", "0", "-0", "3")]
+    [True, True, False, False, False, False]
+    """
+    n_states = 3 + m
+    if n_states > max_states:
+        raise TooManyRemainders(n_states)
+    edges: list[list[tuple[int, int, int]]] = [[] for _ in range(n_states)]
+    edges[0].append((45, 45, 1))
+    for start in (0, 1):
+        edges[start] += [(48, 48, 2)] + [(48 + dg, 48 + dg, 3 + dg % m) for dg in range(1, 10)]
+    for r in range(m):
+        edges[3 + r] = [(48 + dg, 48 + dg, 3 + (r * 10 + dg) % m) for dg in range(10)]
+    accepting = [False, False, accept(0)] + [accept(r) for r in range(m)]
+    return Auto(tuple(tuple(_merge(sorted(row))) for row in edges), tuple(accepting))
+
+
+def _auto(d: CharDFA) -> Auto:
+    return Auto(tuple(tuple(row) for row in d.edges), tuple(d.accepting))
 
 
 def _merge(row: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:

@@ -24,7 +24,7 @@ from .policy import Policy
 @dataclass(frozen=True, eq=False)
 class Excluded:
     """What a ``not`` excludes where no positive JSON Schema keyword says it: the strings a string
-    schema accepts, or a list of values.
+    schema accepts, a list of values, the integers, or the multiples of an integer.
 
     `negation` puts it where a subschema goes (alone, or inside the ``anyOf``/``allOf`` it builds);
     `Translator.flattened` turns it into a conjunct ``Loc(positive(), ..., excluded=self)``, and the
@@ -34,10 +34,11 @@ class Excluded:
     strings: dict | None = None  # a string schema (pattern/minLength/maxLength): its strings excluded
     values: list | None = None  # these values excluded
     integers: bool = False  # the numbers with a zero fraction excluded (a negated integer type)
+    multiple: int | float | None = None  # the multiples of this integer (maybe as a float) excluded
 
     def positive(self) -> dict:
         """The keywords a validator checks for this conjunct (a fresh dict: memo keys are its id)."""
-        if self.integers:
+        if self.integers or self.multiple is not None:
             return {"type": "number"}
         return {"type": "string"} if self.strings is not None else {}
 
@@ -47,6 +48,8 @@ class Excluded:
         non-integral numbers."""
         if self.integers:
             return {"type": "number", "not": {"type": "integer"}}
+        if self.multiple is not None:
+            return {"type": "number", "not": {"multipleOf": self.multiple}}
         if self.strings is not None:
             return {"type": "string", "not": self.strings}
         return {"not": {"enum": self.values}} if self.values is not None else {}
@@ -54,7 +57,10 @@ class Excluded:
     def __str__(self) -> str:
         # its canonical text: equal exclusions are one conjunct (`Translator` dedups by it)
         return json.dumps(
-            [self.strings, self.values, self.integers], sort_keys=True, ensure_ascii=False, default=str
+            [self.strings, self.values, self.integers, self.multiple],
+            sort_keys=True,
+            ensure_ascii=False,
+            default=str,
         )
 
 

@@ -7,7 +7,7 @@ group's negation is "a value of the type the group is about, that breaks it" —
 is an object with a declared member whose value is ``{"not": <its schema>}``, left for the translator
 to negate there. A negated string schema (pattern/length) becomes the complement of its string
 language; a negated ``enum``/``const`` excludes those values. A group with no exact positive form
-(``uniqueItems``, ``multipleOf``, an asserted ``format``, ``patternProperties``, a schema-valued
+(``uniqueItems``, a decimal ``multipleOf``, an asserted ``format``, ``patternProperties``, a schema-valued
 ``additionalProperties``, ``propertyNames``...) makes the whole negation unsupported.
 
 >>> negation(None, {"type": "string"}, None, 0)
@@ -37,7 +37,7 @@ def negate(t: Context, loc: Loc) -> Loc | None:
             Loc(None, loc.ptr.rsplit("/", 1)[0], loc.base),
             "only not with type, enum, const, required, properties, string lengths/pattern, numeric "
             "bounds, counts, items, contains, dependencies, if/then/else and anyOf/allOf/oneOf/not of "
-            "those is enforced (not uniqueItems, multipleOf, an asserted format, patternProperties, "
+            "those is enforced (not uniqueItems, a decimal multipleOf, an asserted format, patternProperties, "
             "additionalProperties or propertyNames)",
         )
         return None
@@ -215,8 +215,17 @@ def _required_negation(v: Any) -> Any:
     return {"anyOf": [{"type": "object", "properties": {name: False}} for name in dict.fromkeys(v)]}
 
 
+def _multiple_negation(v: Any) -> Any:
+    """The numbers that are not multiples of an integral ``multipleOf`` (other types satisfy it); a
+    decimal divisor, whose multiples validators judge by double division, has no exact form here."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0 or not float(v).is_integer():
+        return NO_NEGATION
+    return Excluded(integers=True) if v == 1 else Excluded(multiple=v)  # other types satisfy it
+
+
 _SIMPLE = {
     "required": _required_negation,
+    "multipleOf": _multiple_negation,
     "minProperties": _at_most("object", "maxProperties"),
     "maxProperties": _at_least("object", "minProperties"),
     "minItems": _at_most("array", "maxItems"),

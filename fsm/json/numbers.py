@@ -8,6 +8,7 @@ or decimal (the decimal the schema wrote: ``0.01`` is 1/100), by its arithmetic 
 
 from __future__ import annotations
 
+import math
 from decimal import Decimal
 from fractions import Fraction
 
@@ -22,7 +23,10 @@ from ..automata import (
     divisible_decimals,
     divisible_integers,
     integer_node,
+    integer_range,
+    integer_residues,
     lit,
+    non_multiples,
     number_node,
     opt,
     rep,
@@ -92,6 +96,12 @@ def number_language(t: Context, schemas: list[Loc], integer: bool) -> Node:
                 b.tighten_lower(-(2**53), False)
                 b.tighten_upper(2**53, False)
     non_integral = any(f.excluded is not None and f.excluded.integers for f in schemas)
+    # a negated multipleOf: the integers that are not multiples
+    negated = {
+        (f.excluded.multiple, type(f.excluded.multiple)): f
+        for f in schemas
+        if f.excluded is not None and f.excluded.multiple
+    }
     integral = integer or (divisors and all(q.denominator == 1 for q, _ in divisors))
     if non_integral and integral:
         return NEVER
@@ -100,7 +110,13 @@ def number_language(t: Context, schemas: list[Loc], integer: bool) -> Node:
         node = integer_node(b)
         ms = {q.numerator: f for q, f in divisors if q.numerator != 1}
         extra = [_multiples(t, m, 0, f) for m, f in sorted(ms.items())]
+        if negated:
+            extra = _integers_outside(t, ms, negated, extra)
+            # no digit count to pair with the remainders: every length past the bounds' own
+            node = _uncapped_integers(b) if b.bounded else extra.pop()
         node = And((node, *extra)) if extra and node != NEVER else node
+        if negated:
+            return node  # no zero-fraction spelling: a long one may parse to a multiple's double
         # draft 4's integer type is the numbers written without a fraction (1.0 is not one)
         draft4 = integer and t is not None and t.draft <= 4
         return zero_fraction(node) if t is not None and t.policy.number_spellings and not draft4 else node
@@ -111,7 +127,74 @@ def number_language(t: Context, schemas: list[Loc], integer: bool) -> Node:
     for q, f in divisors:
         scale = _decimal_places(q.denominator)
         extra.append(_multiples(t, q.numerator * 10**scale // q.denominator, scale, f))
+    if negated:
+        # a non-integral number is no multiple of an integer; an integral one is one the integers'
+        # automaton keeps. Two products, not one over their union: a fraction's digit count never
+        # meets the remainders
+        whole = {q.numerator: f for q, f in divisors if q.denominator == 1 and q.numerator != 1}
+        ints = _integers_outside(t, whole, negated, [e for e in extra if e is not NON_INTEGRAL])
+        first = [_uncapped_integers(b)] if b.bounded else []  # else the integers' automata spell them
+        return alt(And((*first, *ints)), And((node, *extra, NON_INTEGRAL)))
     return And((node, *extra)) if extra else node
+
+
+def _uncapped_integers(b: Bounds) -> Node:
+    """The integers within ``b``, of any length where a side is open: `integer_node` caps digits,
+    and a digit count paired with a remainder automaton multiplies its states.
+
+    >>> from fsm.automata import node_to_char_dfa
+    >>> b = Bounds(); b.tighten_lower(-12, False)
+    >>> d = node_to_char_dfa(_uncapped_integers(b))
+    >>> [d.accepts(s) for s in ("-12", "-13", "0", "1" + "0" * 30)]
+    [True, False, True, True]
+    """
+    lo, hi = b.integer_bounds()
+    if lo is not None and hi is not None:
+        return integer_node(b)
+    positive = seq(cls((49, 57)), rep(_DIGIT, 0, None))
+    if hi is None and lo is not None:
+        if lo > 0:
+            k = len(str(lo))
+            return alt(integer_range(lo, 10**k - 1), seq(_NONZERO, rep(_DIGIT, k, None)))
+        return alt(seq(lit("-"), integer_range(1, -lo)) if lo < 0 else NEVER, lit("0"), positive)
+    assert hi is not None  # b is bounded
+    if hi < 0:
+        k = len(str(-hi))
+        return seq(lit("-"), alt(integer_range(-hi, 10**k - 1), seq(_NONZERO, rep(_DIGIT, k, None))))
+    return alt(seq(lit("-"), positive), integer_range(0, hi))
+
+
+def _integers_outside(t: Context, ms: dict[int, Loc], negated: dict, extra: list[Node]) -> list[Node]:
+    """The integers that are multiples of every ``ms`` and of no ``negated`` divisor, as automata to
+    intersect: one remainder automaton modulo their least common multiple when it is small enough
+    (then it replaces the ``ms`` automata among ``extra``), else one complement per negated divisor."""
+    cap = MAX_REMAINDER_STATES if t is None else min(MAX_REMAINDER_STATES, t.budget().limits.max_states)
+    pos = sorted(ms)
+    negs = sorted({int(m) for m, _ in negated})
+    lcm = math.lcm(*pos, *negs)
+    if lcm + 3 > cap // 4:
+        return extra + [_non_multiples(t, m, f) for (m, _), f in negated.items()]
+    rest = [e for e in extra if e not in [_multiples(t, m, 0, f) for m, f in ms.items()]]
+    node: Node = integer_residues(lcm, lambda r: all(r % p == 0 for p in pos) and all(r % n for n in negs))
+    if any(isinstance(m, float) for m, _ in negated):  # validators divide a float divisor's double
+        node = And((node, seq(opt(lit("-")), rep(_DIGIT, 1, SIGNIFICANT_DIGITS))))
+    return [*rest, node]
+
+
+def _non_multiples(t: Context, m: int | float, loc: Loc) -> Node:
+    """The integers (no fraction spelled) that are not multiples of ``m``, within budget: of any
+    length for an integer ``m`` (validators divide integers exactly), of at most
+    `SIGNIFICANT_DIGITS` digits for a float one like ``7.0`` (they divide its double)."""
+    cap = MAX_REMAINDER_STATES if t is None else min(MAX_REMAINDER_STATES, t.budget().limits.max_states)
+    try:
+        return non_multiples(int(m), cap, SIGNIFICANT_DIGITS if isinstance(m, float) else None)
+    except TooManyRemainders as exc:
+        raise SchemaTooComplex(
+            f"not multipleOf at {loc.ptr or '/'} needs {exc} (remainders of {m:,} read digit by digit), "
+            f"over the {cap:,} states a multipleOf may take",
+            budget="max_states",
+            limit=cap,
+        ) from None
 
 
 def _decimal_places(den: int) -> int:

@@ -84,7 +84,7 @@ class Translator:
         self.refs = Refs(root, self.draft)
         self.root_base = self.refs.root_base
         self.expansion = Expansion()  # refs being expanded on the current path (met again: recursion)
-        self.literals = LiteralCheck(root, self.draft)
+        self.literals = LiteralCheck(root, self.draft, self.policy.assert_format)
         self.any_json = False  # an unbounded any-value (AnyJson) was emitted: lazy DFA only
         self.rules: dict[str, Node] = {}
         self.rule_names: dict[str, str] = {}

@@ -118,6 +118,8 @@ def _scalar_valid(v: Any, t: str, s: Any, draft: int, members: Callable[[list], 
     if isinstance(s, Excluded):
         if s.integers:
             return t == "number" and not float(v).is_integer()
+        if s.multiple is not None:
+            return t in ("integer", "number") and not _is_multiple(v, s.multiple)
         if s.strings is not None:
             return t == "string" and not _string_valid(v, s.strings)
         return s.values is None or canon(v) not in canon_set(s.values)
@@ -228,9 +230,10 @@ def validator_view(schema: Any) -> Any:
 class LiteralCheck:
     """Validity of literal values against subschemas of one root schema."""
 
-    def __init__(self, root: Any, draft: int):
+    def __init__(self, root: Any, draft: int, formats: bool = True):
         self.root = root
         self.draft = draft
+        self.formats = formats  # format asserted (else an annotation, as exact mode reads it by default)
         self._validator_cls = None
         self._views: dict[int, tuple[Any, Any]] = {}
         self._members: dict[int, tuple[list, set[str]]] = {}
@@ -262,7 +265,8 @@ class LiteralCheck:
                 2019: jsonschema.Draft201909Validator,
             }.get(self.draft, jsonschema.Draft202012Validator)
             self._validator_cls = cls(
-                self.root if isinstance(self.root, (dict, bool)) else {}, format_checker=cls.FORMAT_CHECKER
+                self.root if isinstance(self.root, (dict, bool)) else {},
+                format_checker=cls.FORMAT_CHECKER if self.formats else None,
             )
         return self._validator_cls
 
@@ -320,12 +324,24 @@ def excluded_value(v: Any, schemas: list[Loc]) -> bool:
         for f in schemas
     ):
         return True  # a negated string schema accepts it
+    number = isinstance(v, (int, float)) and not isinstance(v, bool)
+    if number and any(
+        f.excluded is not None and f.excluded.multiple is not None and _is_multiple(v, f.excluded.multiple)
+        for f in schemas
+    ):
+        return True  # a multiple of a negated multipleOf
     c = canon(v)
     return any(
         c in set(map(canon, f.excluded.values))
         for f in schemas
         if f.excluded is not None and f.excluded.values is not None
     )
+
+
+def _is_multiple(v: int | float, m: int) -> bool:
+    """Whether the number ``v`` is a multiple of the integer ``m`` (as validators divide: a float by
+    its double value)."""
+    return v % m == 0 if isinstance(v, int) else float(v).is_integer() and float(v) % m == 0
 
 
 def _string_valid(v: str, strings: dict) -> bool:

@@ -288,8 +288,9 @@ def test_one_of_exact_when_branches_exclude_each_other():
         ]
     }
     assert acc(tagged, {"kind": "a", "x": 1}, {"kind": "b", "y": "s"}) == [True, True]
-    # (integer vs minimum now has an exact form, test_json_one_of.py; a multipleOf has no exact negation)
-    overlapping = {"oneOf": [{"type": "integer"}, {"multipleOf": 3}]}
+    # (integer vs minimum or an integral multipleOf has an exact form, test_json_one_of.py and
+    # test_json_not_multiples.py; a decimal multipleOf has no exact negation)
+    overlapping = {"oneOf": [{"type": "integer"}, {"multipleOf": 0.5}]}
     with pytest.raises(UnsupportedSchema) as err:
         JsonSchema(overlapping).to_dfa()
     assert err.value.keyword == "oneOf"
@@ -464,7 +465,7 @@ def test_unsupported_keywords_name_keyword_and_pointer():
 
 
 def test_lenient_ignores_with_a_warning():
-    s = {"type": "integer", "not": {"multipleOf": 3}}
+    s = {"type": "number", "not": {"multipleOf": 0.3}}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         spec = JsonSchema(s, lenient=True)
