@@ -17,6 +17,7 @@ compiler (``int32``, ``float``, ``password`` and the like are common on numbers 
 from __future__ import annotations
 
 from ..automata import ANY_CHAR, And, Cls, Node, rep
+from .idn import idn_email, idn_hostname
 from .patterns import pattern_node
 
 _YEAR = r"(?:000[1-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-9][0-9]{3})"
@@ -144,7 +145,8 @@ FORMATS: dict[str, str] = {
 
 # Exact mode with formats asserted (``JsonSchema(..., exact=True, assert_format=True)``): the RFC
 # grammars where they are regular. Leap seconds are accepted where UTC is 23:59:60, for offsets
-# with 0, 30 or 45 minutes; A-labels (``xn--``) are still left out of hostnames.
+# with 0, 30 or 45 minutes; A-labels (``xn--``) are still left out of hostnames. ``idn-hostname`` and
+# ``idn-email`` are `idn`'s subsets of IDNA2008 and RFC 6531 (see `format_node`).
 _SECFRAC = r"(?:\.[0-9]+)?"
 _OFFSET = rf"(?:[Zz]|[+-]{_HOUR}:[0-5][0-9])"
 
@@ -199,6 +201,10 @@ def format_node(name: str, rfc: bool = False) -> Node | None:
     >>> format_node("int32") is None, format_node("uuid") is not None
     (True, True)
     """
+    if rfc and name == "idn-hostname":
+        return idn_hostname(HOSTNAME, _LABEL_RFC)
+    if rfc and name == "idn-email":
+        return idn_email(_ADDRESS_LITERAL, HOSTNAME, _LABEL_RFC)
     rx = (RFC_FORMATS if rfc else FORMATS).get(name)
     if rx is None:
         return None

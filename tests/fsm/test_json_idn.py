@@ -1,0 +1,68 @@
+# ruff: noqa: RUF001  (the point of these names is their non-ASCII letters)
+"""``idn-hostname`` and ``idn-email`` in exact mode (`fsm.json.idn`): random names over letters that
+IDNA2008 allows, forbids or allows only in context, checked against ``jsonschema``'s format checker
+(the ``idna`` package) — every accepted name is valid; and the suite's plain cases are accepted.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import fsm
+from fsm.json.schema import JsonSchema
+from fsm.testing import accepts
+
+from .json_helpers import validator
+
+pytest.importorskip("idna")
+
+BYTES = fsm.Vocabulary([bytes([i]) for i in range(256)] + [None], eos_token_ids=[256])
+# ASCII, separators, PVALID left-to-right letters, uppercase, marks, right-to-left letters, contextual
+# characters (middle dots, joiners, keraia, geresh), jamo, a disallowed one, an A-label prefix
+PIECES = [
+    *"abz09-.。．｡Aé실례테스트ßςα〇ぁ丈Ü",
+    "\u0301", "\u0903", "א", "ب", "٠", "۰", "·", "・", "\u200d", "\u200c", "͵", "׳", "\u1161", "〮", "xn--", "ǅ", "Ⅻ",
+]  # fmt: skip
+NAMES = st.lists(st.sampled_from(PIECES), min_size=1, max_size=14).map("".join)
+
+
+def _index(fmt: str):
+    return fsm.compile(JsonSchema({"format": fmt}, exact=True, assert_format=True), BYTES, cache=False)
+
+
+HOST, EMAIL = _index("idn-hostname"), _index("idn-email")
+
+
+@settings(max_examples=400, deadline=None)
+@given(name=NAMES)
+def test_an_accepted_idn_hostname_is_valid(name):
+    if accepts(HOST, json.dumps(name, ensure_ascii=False)):
+        assert validator({"format": "idn-hostname"}).is_valid(name), name
+
+
+@settings(max_examples=200, deadline=None)
+@given(local=NAMES, domain=NAMES)
+def test_an_accepted_idn_email_has_a_valid_domain(local, domain):
+    address = f"{local}@{domain}"
+    if accepts(EMAIL, json.dumps(address, ensure_ascii=False)) and "@" not in local + domain:
+        assert validator({"format": "idn-email"}).is_valid(address), address
+        assert validator({"format": "idn-hostname"}).is_valid(domain) or domain.startswith("["), address
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["실례.테스트", "a。b", "a．b", "a｡b", "ßς་〇", "a" * 63, "host-name", "é.example.com", "ab-é"],
+)
+def test_plain_idn_hostnames_are_accepted(name):
+    assert accepts(HOST, json.dumps(name, ensure_ascii=False))
+
+
+@pytest.mark.parametrize(
+    "address", ["실례@실례.테스트", "δοκιμή@example.com", '"δοκιμή"@example.com', "𝕏@example.com"]
+)
+def test_plain_idn_emails_are_accepted(address):
+    assert accepts(EMAIL, json.dumps(address, ensure_ascii=False))
