@@ -62,24 +62,25 @@ class LazyByteDFA:
         self._counters = counters  # virtual (negative) NFA states of long counted repeats
         # rule calls (`pushdown.Calls`): ids from Calls.BASE up are (NFA state, stack) configurations
         self._calls = calls
-        self._vbtrans: dict[int, list[tuple[int, int, int]]] = {}
+        self._vbtrans: dict[int, tuple[tuple[int, int, int], ...]] = {}
         # Byte edges are derived per NFA state on first use; UTF-8 continuation states are appended.
         self._char_trans = trans
-        self._btrans: list[list[tuple[int, int, int]] | None] = [None] * len(trans)
-        self._eps: list[list[int]] = list(eps)
+        self._btrans: list[tuple[tuple[int, int, int], ...] | None] = [None] * len(trans)
+        self._eps: list = list(eps)
         self._chains: dict[tuple, int] = {}
         self.byte_class = np.arange(256, dtype=np.int32)
         self.n_classes = 256
         self._final = final
         self._closures: dict[int, frozenset] = {}
         self._ids: dict[frozenset, int] = {}
-        self._raw: dict[frozenset, int] = {}
+        self._raw: dict[frozenset, int] = {}  # target sets of two states or more
+        self._one: dict[int, int] = {}  # single target states (a dict of ints: not tracked by the GC)
         self._sets: list[frozenset] = []
         cap = 64
         self._table = np.full((cap, self.n_classes), -1, dtype=np.int32)
         self._accepting = np.zeros(cap, dtype=bool)
         self._expanded = np.zeros(cap, dtype=bool)
-        self.initial = self._state_of(frozenset((start,)))
+        self.initial = self._state_of_one(start)
 
     def _chain(self, seq: tuple, t: int) -> int:
         """The byte-NFA state that reads the byte ranges ``seq`` and is then at ``t`` (shared)."""
@@ -90,29 +91,32 @@ class LazyByteDFA:
         if q is None:
             nxt = self._chain(seq[1:], t)
             q = len(self._btrans)
-            self._btrans.append([(seq[0][0], seq[0][1], nxt)])
-            self._eps.append([])
+            self._btrans.append(((seq[0][0], seq[0][1], nxt),))
+            self._eps.append(())
             self._chains[key] = q
             self.budget.charge(NFA_STATE_BYTES + EDGE_BYTES, _WHAT)
         return q
 
-    def _byte_edges(self, q: int) -> list[tuple[int, int, int]]:
+    def _byte_edges(self, q: int) -> tuple[tuple[int, int, int], ...]:
         if self._calls is not None and q >= self._calls.BASE:
             out = self._vbtrans.get(q)
             if out is None:
                 inner, sid = self._calls.split(q)
                 conf = self._calls.conf
-                out = self._vbtrans[q] = [(lo, hi, conf(t, sid)) for lo, hi, t in self._byte_edges(inner)]
+                out = self._vbtrans[q] = tuple(
+                    (lo, hi, conf(t, sid)) for lo, hi, t in self._byte_edges(inner)
+                )
             return out
         out = self._btrans[q] if q >= 0 else self._vbtrans.get(q)
         if out is None:
-            out = []
+            edges = []
             for lo, hi, t in self._char_trans[q] if q >= 0 else self._counters.edges(q):
                 if lo < 0x80:
-                    out.append((lo, min(hi, 0x7F), t))
+                    edges.append((lo, min(hi, 0x7F), t))
                 if hi >= 0x80:
                     for seq in utf8_sequences(max(lo, 0x80), hi):
-                        out.append((seq[0][0], seq[0][1], self._chain(seq[1:], t)))
+                        edges.append((seq[0][0], seq[0][1], self._chain(seq[1:], t)))
+            out = tuple(edges)  # tuples of ints: untracked by the garbage collector once seen
             if q >= 0:
                 self._btrans[q] = out
             else:
@@ -129,7 +133,7 @@ class LazyByteDFA:
         if sid:
             base = [calls.conf(t, sid) for t in base]
         more = calls.eps(inner, sid)
-        return base + more if more else base
+        return [*base, *more] if more else base
 
     # -- state sets -------------------------------------------------------------------------------
     def _closure(self, q: int) -> frozenset:
@@ -137,30 +141,46 @@ class LazyByteDFA:
         if r is None:
             eps_of = self._eps_of
             if not eps_of(q):
-                r = frozenset((q,))
-            else:
-                seen = {q}
-                stack = [q]
-                while stack:
-                    x = stack.pop()
-                    for y in eps_of(x):
-                        if y not in seen:
-                            seen.add(y)
-                            stack.append(y)
-                r = frozenset(seen)
-                self.budget.charge(len(r) * SET_MEMBER_BYTES, _WHAT)
+                return frozenset((q,))  # not kept: frozensets are tracked by the garbage collector
+            seen = {q}
+            stack = [q]
+            while stack:
+                x = stack.pop()
+                for y in eps_of(x):
+                    if y not in seen:
+                        seen.add(y)
+                        stack.append(y)
+            r = frozenset(seen)
+            self.budget.charge(len(r) * SET_MEMBER_BYTES, _WHAT)
             self._closures[q] = r
         return r
 
+    def _state_of_one(self, q: int) -> int:
+        """`_state_of` the set ``{q}``, memoized by the int: most targets are single states, and a
+        dict of ints is invisible to the garbage collector where one keyed by frozensets is not."""
+        d = self._one.get(q)
+        if d is None:
+            d = self._closed(self._closure(q))
+            # what a set key cost before (kept so that budgets trip where they did)
+            self.budget.charge(SET_BYTES + SET_MEMBER_BYTES + EDGE_BYTES, _WHAT)
+            self._one[q] = d
+        return d
+
     def _state_of(self, raw: frozenset) -> int:
+        if len(raw) == 1:
+            (q,) = raw
+            return self._state_of_one(q)
         d = self._raw.get(raw)
         if d is not None:
             return d
-        if len(raw) == 1:
-            (q,) = raw
-            s = self._closure(q)
-        else:
-            s = frozenset().union(*(self._closure(q) for q in raw))
+        d = self._closed(frozenset().union(*(self._closure(q) for q in raw)))
+        # one more set kept as a key (one per new transition): they add up
+        self.budget.charge(SET_BYTES + len(raw) * SET_MEMBER_BYTES + EDGE_BYTES, _WHAT)
+        self._raw[raw] = d
+        return d
+
+    def _closed(self, s: frozenset) -> int:
+        """The DFA state of the epsilon-closed set ``s``, made if new."""
         d = self._ids.get(s)
         if d is None:
             d = len(self._sets)
@@ -178,9 +198,6 @@ class LazyByteDFA:
             if d >= len(self._accepting):
                 self._grow()
             self._accepting[d] = self._final in s
-        if raw is not s:  # one more set kept as a key (one per new transition): they add up
-            self.budget.charge(SET_BYTES + len(raw) * SET_MEMBER_BYTES + EDGE_BYTES, _WHAT)
-        self._raw[raw] = d
         return d
 
     def _grow(self) -> None:
@@ -209,7 +226,7 @@ class LazyByteDFA:
                 ev.extend(edges)
         if len(ev) == 1:
             lo, hi, t = ev[0]
-            tgt = self._state_of(frozenset((t,)))  # may grow (reallocate) the table: index it after
+            tgt = self._state_of_one(t)  # may grow (reallocate) the table: index it after
             self._table[d, lo : hi + 1] = tgt
         elif ev:
             for x, y, targets in overlay(ev):
