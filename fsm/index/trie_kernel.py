@@ -111,7 +111,13 @@ def _walk(
         end = root + size[root]
         while j < end:
             sp = states[depth[j] - 1]
-            if size[j] > 2:
+            s2 = table[sp, byte_class[label[j]]]
+            if s2 < 0:
+                j += size[j]
+                continue
+            # a chain can only pass when this node's own byte takes the uniform step (or starts a
+            # multi-byte character of a subtree of whole characters): the rest skip the check
+            if size[j] > 2 and (not known[sp] or s2 == steps[sp] or (whole[j] and label[j] >= 0x80)):
                 by_chars = whole[j]
                 h = char_height[j] if by_chars else height[j]
                 if _uniform_chain(
@@ -143,10 +149,6 @@ def _walk(
                             n_out += 1
                     j += size[j]
                     continue
-            s2 = table[sp, byte_class[label[j]]]
-            if s2 < 0:
-                j += size[j]
-                continue
             k = tok_count[j]
             if k:
                 a = tok_start[j]
