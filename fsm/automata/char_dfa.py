@@ -7,6 +7,9 @@ partitions, then products and complements of those small automata, never of the 
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+
 from .budget import EDGE_BYTES, SET_MEMBER_BYTES, Budget
 from .ranges import ANY_CHAR, normalize_ranges, overlay, subtract
 
@@ -301,3 +304,59 @@ def minus_words(a: CharDFA, words: frozenset[str], budget: Budget) -> CharDFA:
         edges.append(row)
         budget.tick(len(pairs), "property names")
     return CharDFA(edges, acc)
+
+
+def deterministic(edges) -> bool:
+    """Whether every row of ``edges`` ((lo, hi, target) triples) is sorted and disjoint, as a
+    `CharDFA`'s must be.
+
+    >>> deterministic([[(97, 98, 1), (100, 100, 0)], []]), deterministic([[(97, 98, 1), (98, 99, 0)]])
+    (True, False)
+    """
+    for row in edges:
+        prev = -1
+        for lo, hi, _ in row:
+            if lo <= prev or hi < lo:
+                return False
+            prev = hi
+    return True
+
+
+class CharDFAMemo:
+    """Character DFAs by the node they were made of: at most ``size`` of them, each of at most
+    ``max_states`` states (a small memory bound), least recently used dropped first; thread-safe.
+
+    >>> from fsm.automata import lit
+    >>> m = CharDFAMemo(2)
+    >>> m.put(lit("a"), EMPTY_DFA); m.get(lit("a"))[0], m.get(lit("b"))[0]
+    (True, False)
+    """
+
+    def __init__(self, size: int = 512, max_states: int = 2048):
+        """``size`` DFAs at most, each of ``max_states`` states at most."""
+        self.size = size
+        self.max_states = max_states
+        self._items: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, node) -> tuple[bool, CharDFA | None]:
+        """(found, the DFA or None for an empty language)."""
+        try:
+            with self._lock:
+                d = self._items[node]
+                self._items.move_to_end(node)
+                return True, d
+        except (KeyError, TypeError):  # TypeError: a node holding something unhashable
+            return False, None
+
+    def put(self, node, dfa: CharDFA | None) -> None:
+        if dfa is not None and len(dfa) > self.max_states:
+            return
+        try:
+            with self._lock:
+                self._items[node] = dfa
+                self._items.move_to_end(node)
+                while len(self._items) > self.size:
+                    self._items.popitem(last=False)
+        except TypeError:
+            pass

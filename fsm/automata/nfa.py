@@ -20,7 +20,17 @@ from ..limits import DEFAULT_LIMITS
 from .any_value import AnyValueBlock, scalar_nodes
 from .blocks import CounterBlock, Counters, ProductBlock
 from .budget import NFA_STATE_BYTES, Budget
-from .char_dfa import EMPTY_DFA, CharDFA, Edge, determinize, minus_words, product, trim_dfa
+from .char_dfa import (
+    EMPTY_DFA,
+    CharDFA,
+    CharDFAMemo,
+    Edge,
+    deterministic,
+    determinize,
+    minus_words,
+    product,
+    trim_dfa,
+)
 from .escapes import MUST_ESCAPE, add_any_escape, encoded_char
 from .language import (
     Alt,
@@ -396,18 +406,31 @@ class NFA:
 def node_to_char_dfa(node: Node, budget: Budget | None = None) -> CharDFA | None:
     """The trimmed character DFA of ``node`` (None when its language is empty).
 
+    Key languages, patterns and the `Auto` automata made of them recur within a schema and across
+    schemas (42 JSONSchemaBench schemas asked for 91 distinct ones 818 times): an `Auto` is read
+    as the DFA it already is, and the other results are kept in a small per-process memo
+    (`CharDFAMemo`; the DFAs are never modified in place).
+
     >>> from fsm.automata import lit, rep
     >>> node_to_char_dfa(rep(lit("ab"), 1, None)).accepts("abab")
     True
     """
     budget = budget or Budget(DEFAULT_LIMITS)
+    if isinstance(node, Auto) and deterministic(node.edges):
+        return trim_dfa(CharDFA([list(row) for row in node.edges], list(node.accepting)), budget)
+    found, hit = _MEMO.get(node)
+    if found:
+        return hit
     nfa = NFA(budget)
     start = nfa.new()
     final = nfa.build(node, start)
     live = nfa.trim(final)
-    if not live[start]:
-        return None
-    return trim_dfa(determinize(nfa, start, final, budget))
+    d = trim_dfa(determinize(nfa, start, final, budget)) if live[start] else None
+    _MEMO.put(node, d)
+    return d
+
+
+_MEMO = CharDFAMemo()
 
 
 def small_dfa(node: Node, budget: Budget) -> CharDFA:
