@@ -10,8 +10,8 @@ Schema ``pattern`` (ECMA-262): where Python and ECMA disagree it keeps to what b
 ``\\d``, ``\\w``, ``\\s`` emit ASCII members only, while ``\\D``, ``\\W``, ``\\S`` and negated
 classes exclude the Unicode members too; ``.`` excludes every line terminator; with ``search``,
 unanchored ends match anything (``re.search``) and ``$`` does not admit a trailing newline.
-Backreferences, lookarounds, word boundaries, anchors in the middle, possessive and atomic groups
-raise `Untranslatable`.
+Lookaheads are intersections (`lookaround`); backreferences, lookbehinds, word boundaries, anchors
+in the middle, possessive and atomic groups raise `Untranslatable`.
 
 >>> from fsm.automata import node_to_dfa
 >>> node_to_dfa(regex_node(r"[a-c]+x|\\d{2}")).accepts(b"12")
@@ -32,6 +32,7 @@ import re
 from functools import cache
 
 from .language import EMPTY, Cls, Node, alt, cls, lit, opt, rep, seq
+from .lookaround import has_lookaround, translate_with_lookarounds
 from .ranges import ANY_CHAR, Ranges, complement, normalize_ranges
 
 
@@ -161,6 +162,7 @@ class Translator:
             self._category = _ecma_category if ecma else _ascii_category
         # ECMA has no inline flags: (?m) would turn the search anchors into line anchors
         self._rejected_flags = re.MULTILINE | re.VERBOSE if ecma or self._widest else 0
+        self._dual: Translator | None = None
 
     def translate(self, parsed, search: bool = False) -> Node:
         """The language of ``parsed``: full match, or ``re.search`` semantics with ``search``.
@@ -171,7 +173,30 @@ class Translator:
         flags = parsed.state.flags
         if flags & self._rejected_flags:
             raise Untranslatable("the (?m) or (?x) flag")
-        return self._top(parsed, flags, rep(Cls(ANY_CHAR), 0, None) if search else EMPTY)
+        free = rep(Cls(ANY_CHAR), 0, None) if search else EMPTY
+        if has_lookaround(parsed):
+            return translate_with_lookarounds(self, parsed, flags, free, self.dual)
+        return self._top(parsed, flags, free)
+
+    @property
+    def dual(self) -> Translator:
+        """The translator of the other bound of this dialect (ECMA's narrowest and widest readings
+        swap; ``re.ASCII`` is one reading): a negated part is read by it."""
+        if self.flavor is Flavor.ASCII:
+            return self
+        if self._dual is None:
+            self._dual = Translator(Flavor.ECMA if self._widest else Flavor.ECMA_WIDEST)
+            self._dual._dual = self
+        return self._dual
+
+    def item(self, op, av, flags: int) -> Node:
+        """The language of one parse-tree item (no lookaround in it)."""
+        return self._item(op, av, flags)
+
+    @staticmethod
+    def untranslatable(what: str) -> Untranslatable:
+        """The error for a construct no automaton here maps (``what`` names it)."""
+        return Untranslatable(what)
 
     def _chars(self, ranges, flags: int) -> Node:
         return cls(*(fold(ranges) if flags & re.IGNORECASE else ranges))

@@ -72,7 +72,7 @@ def test_anchors_and_search_semantics():
     "pattern,what",
     [
         (r"(a)\1", "backreference"),
-        (r"a(?=b)", "lookaround"),
+        (r"(?<=a)b", "lookbehind"),  # lookaheads are exact: test_lookaround.py
         (r"\bword", "anchor"),
         (r"a^b", "anchor"),
         (r"(?m)^a$", "(?m)"),

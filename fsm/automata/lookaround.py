@@ -1,0 +1,102 @@
+"""Lookaheads as intersections: a pattern with ``(?=...)``/``(?!...)`` read right to left, each item
+prefixed to the language of what follows it (its continuation), so a lookahead is the continuation
+intersected with (or minus) its subpattern followed by anything.
+
+Regular languages are closed under both, so the result is exact and stays one automaton: no
+backtracking engine and no refusal. Only what keeps a continuation a single language is mapped: a
+lookahead under a repeat other than ``?`` and lookbehinds stay `Untranslatable`. A negative
+lookahead is complemented as a character DFA (``complement_dfa``), built once per lookahead.
+
+>>> from fsm.automata import node_to_char_dfa
+>>> from fsm.automata.re_tree import Flavor, Translator, parse
+>>> node = Translator(Flavor.ECMA).translate(parse(r"^(?!org\\.)[a-z.]+$"), search=True)
+>>> d = node_to_char_dfa(node)
+>>> [d.accepts(s) for s in ("com.x", "org.x", "orgx")]
+[True, False, True]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+try:  # Python >= 3.11
+    import re._constants as _c  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover - Python 3.10
+    import sre_constants as _c  # type: ignore[no-redef]
+
+from .char_dfa import CharDFA, complement_dfa
+from .language import EMPTY, And, Auto, Cls, Node, alt, lit, rep, seq
+from .nfa import node_to_char_dfa
+from .ranges import ANY_CHAR
+
+_LOOKS = (_c.ASSERT, _c.ASSERT_NOT)
+_REPEATS = (_c.MAX_REPEAT, _c.MIN_REPEAT)
+_ENDS = (_c.AT_END, _c.AT_END_STRING)
+_STARTS = (_c.AT_BEGINNING, _c.AT_BEGINNING_STRING)
+ANYTHING = rep(Cls(ANY_CHAR), 0, None)
+
+
+def has_lookaround(items: Any) -> bool:
+    """Whether a parse tree (or a subpattern's item list) holds a lookahead or lookbehind."""
+    for op, av in items:
+        if op in _LOOKS:
+            return True
+        if op is _c.SUBPATTERN and has_lookaround(av[3]):
+            return True
+        if op is _c.BRANCH and any(has_lookaround(b) for b in av[1]):
+            return True
+        if op in _REPEATS and has_lookaround(av[2]):
+            return True
+    return False
+
+
+def translate_with_lookarounds(tr: Any, items: Any, flags: int, free: Node, dual: Any) -> Node:
+    """The language of the top-level ``items`` for translator ``tr``: unanchored ends match
+    ``free``; ``dual`` reads a negative lookahead's subpattern (the other bound of a dialect, so that
+    what is excluded is never too small)."""
+    items = list(items)
+    if len(items) == 1 and items[0][0] is _c.BRANCH:
+        return alt(*[translate_with_lookarounds(tr, b, flags, free, dual) for b in items[0][1][1]])
+    start = False
+    while items and items[0][0] is _c.AT and items[0][1] in _STARTS:
+        items.pop(0)
+        start = True
+    return seq(EMPTY if start else free, _cps(tr, items, flags, free, dual))
+
+
+def _cps(tr: Any, items: Any, flags: int, cont: Node, dual: Any) -> Node:
+    """``items`` followed by a string of ``cont``, read right to left."""
+    acc = cont
+    for op, av in reversed(list(items)):
+        if op is _c.AT and av in _ENDS:
+            # the end of the text (the widest reading also lets Python's $ take a final newline)
+            acc = And((acc, alt(EMPTY, lit("\n")) if tr.flavor.value == "ecma-widest" else EMPTY))
+        elif op in _LOOKS:
+            direction, sub = av
+            if direction != 1:
+                raise tr.untranslatable("a lookbehind")
+            if op is _c.ASSERT:
+                acc = And((acc, _cps(tr, sub, flags, ANYTHING, dual)))
+            else:
+                acc = And((acc, _complement(_cps(dual, sub, flags, ANYTHING, tr))))
+        elif op is _c.SUBPATTERN:
+            _, add, remove, p = av
+            acc = _cps(tr, p, (flags | add) & ~remove, acc, dual)
+        elif op is _c.BRANCH:
+            acc = alt(*[_cps(tr, b, flags, acc, dual) for b in av[1]])
+        elif op in _REPEATS and has_lookaround(av[2]):
+            lo, hi, p = av
+            if (lo, hi) not in ((0, 1), (1, 1)):
+                raise tr.untranslatable("a lookaround inside a repeat")
+            once = _cps(tr, p, flags, acc, dual)
+            acc = once if lo == 1 else alt(acc, once)
+        else:
+            acc = seq(tr.item(op, av, flags), acc)
+    return acc
+
+
+def _complement(node: Node) -> Node:
+    """Every string ``node`` does not accept."""
+    d = node_to_char_dfa(node)
+    comp = complement_dfa(d if d is not None else CharDFA([[]], [False]))
+    return Auto(tuple(tuple(row) for row in comp.edges), tuple(comp.accepting))
