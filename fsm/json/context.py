@@ -21,10 +21,26 @@ from .layout import Layout
 from .policy import Policy
 
 
+@dataclass(frozen=True)
+class Witness:
+    """A member an object must have (what a negated ``patternProperties``, ``additionalProperties``
+    or ``propertyNames`` leaves): its key matches every ``patterns``, none of ``not_patterns``, is
+    none of ``names`` and, with ``breaks``, fails that ``propertyNames`` schema; its value
+    satisfies ``value``. ``source`` is the negated keywords, for validators."""
+
+    value: Any
+    patterns: tuple[str, ...] = ()
+    not_patterns: tuple[str, ...] = ()
+    names: tuple[str, ...] = ()
+    breaks: Any = None
+    source: Any = None
+
+
 @dataclass(frozen=True, eq=False)
 class Excluded:
     """What a ``not`` excludes where no positive JSON Schema keyword says it: the strings a string
-    schema accepts, a list of values, the integers, or the multiples of an integer.
+    schema accepts, a list of values, the integers, the multiples of an integer, or the objects
+    without some member (`Witness`).
 
     `negation` puts it where a subschema goes (alone, or inside the ``anyOf``/``allOf`` it builds);
     `Translator.flattened` turns it into a conjunct ``Loc(positive(), ..., excluded=self)``, and the
@@ -35,9 +51,12 @@ class Excluded:
     values: list | None = None  # these values excluded
     integers: bool = False  # the numbers with a zero fraction excluded (a negated integer type)
     multiple: int | float | None = None  # the multiples of this integer (maybe as a float) excluded
+    member: Witness | None = None  # the objects without such a member excluded
 
     def positive(self) -> dict:
         """The keywords a validator checks for this conjunct (a fresh dict: memo keys are its id)."""
+        if self.member is not None:
+            return {"type": "object"}
         if self.integers or self.multiple is not None:
             return {"type": "number"}
         return {"type": "string"} if self.strings is not None else {}
@@ -50,6 +69,8 @@ class Excluded:
             return {"type": "number", "not": {"type": "integer"}}
         if self.multiple is not None:
             return {"type": "number", "not": {"multipleOf": self.multiple}}
+        if self.member is not None:
+            return {"type": "object", "not": self.member.source}
         if self.strings is not None:
             return {"type": "string", "not": self.strings}
         return {"not": {"enum": self.values}} if self.values is not None else {}
@@ -57,7 +78,7 @@ class Excluded:
     def __str__(self) -> str:
         # its canonical text: equal exclusions are one conjunct (`Translator` dedups by it)
         return json.dumps(
-            [self.strings, self.values, self.integers, self.multiple],
+            [self.strings, self.values, self.integers, self.multiple, str(self.member)],
             sort_keys=True,
             ensure_ascii=False,
             default=str,

@@ -18,9 +18,11 @@ language; a negated ``enum``/``const`` excludes those values. A group with no ex
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from .context import Context, Excluded, Loc
+from ..automata import to_python_syntax
+from .context import Context, Excluded, Loc, Witness
 from .formats import format_node
 from .keywords import ANNOTATIONS, STRING_KW, TYPES, VOCABULARY, trivial
 from .value_negation import values_negation
@@ -152,8 +154,10 @@ def _group_negation(t: Context, g: dict, loc: Loc, depth: int) -> Any:
         return Excluded(strings=dict(g))  # strings that break them (other types satisfy them)
     if set(g) <= _OUTSIDE.keys():
         return _bounds_negation(g)
-    if "properties" in g:
-        return _properties_negation(t, g, loc, depth)
+    if set(g) & {"properties", "patternProperties", "additionalProperties"}:
+        return _members_negation(t, g, loc, depth)
+    if k == "propertyNames":
+        return _names_negation(v)
     if set(g) & {"prefixItems", "items", "additionalItems"}:
         return _items_negation(t, g, loc, depth)
     if set(g) & {"contains", "minContains", "maxContains"}:
@@ -254,20 +258,69 @@ def _exact(t: Context, subs: list, loc: Loc, depth: int) -> bool:
     return all(negation(t, sub, loc, depth + 1) is not NO_NEGATION for sub in subs)
 
 
-def _properties_negation(t: Context, g: dict, loc: Loc, depth: int) -> Any:
-    """An object with a declared member whose value breaks its schema."""
-    props = g["properties"]
+def _members_negation(t: Context, g: dict, loc: Loc, depth: int) -> Any:
+    """An object with a member whose value breaks the schema its key gets: a declared member (the
+    ``properties`` schema and every matching pattern's), or an undeclared one (a `Witness`: a key
+    matching a pattern, or matching none for ``additionalProperties``)."""
+    props = g.get("properties", {})
+    pats = g.get("patternProperties", {})
     extra = g.get("additionalProperties", True)
-    if not isinstance(props, dict) or g.get("patternProperties") or not (extra is True or trivial(extra)):
-        return NO_NEGATION  # "some undeclared member breaks it" has no positive keyword
-    subs = {n: s for n, s in props.items() if not trivial(s)}
-    if not _exact(t, list(subs.values()), loc, depth):
+    if not isinstance(props, dict) or not isinstance(pats, dict) or not isinstance(extra, (bool, dict)):
         return NO_NEGATION
-    if not subs:
+    parts: list[Any] = []
+    for name, sub in props.items():
+        found = {p: _search(p, name) for p in pats}
+        if None in found.values():
+            return NO_NEGATION  # a pattern Python cannot read
+        matched = [pats[p] for p in pats if found[p]]
+        conj = [x for x in (sub, *matched) if not trivial(x)]
+        if not conj:
+            continue
+        if not _exact(t, conj, loc, depth):
+            return NO_NEGATION
+        broken = _not(conj[0]) if len(conj) == 1 else {"not": {"allOf": conj}}
+        parts.append({"type": "object", "required": [name], "properties": {name: broken}})
+    names = tuple(props)
+    for p, sub in pats.items():
+        if trivial(sub):
+            continue
+        if not _exact(t, [sub], loc, depth):
+            return NO_NEGATION
+        source = {"patternProperties": {p: sub}}
+        parts.append(Excluded(member=Witness(_not(sub), patterns=(p,), names=names, source=source)))
+    if not (extra is True or trivial(extra)):
+        if not _exact(t, [extra], loc, depth):
+            return NO_NEGATION
+        source = {
+            "properties": dict.fromkeys(props, True),
+            "patternProperties": dict.fromkeys(pats, True),
+            "additionalProperties": extra,
+        }
+        parts.append(
+            Excluded(member=Witness(_not(extra), not_patterns=tuple(pats), names=names, source=source))
+        )
+    if not parts:
         return False
-    return {
-        "anyOf": [{"type": "object", "required": [n], "properties": {n: _not(s)}} for n, s in subs.items()]
-    }
+    return parts[0] if len(parts) == 1 else {"anyOf": parts}
+
+
+def _search(pattern: str, name: str) -> bool | None:
+    """Whether ``pattern`` (ECMA-262 read as Python) finds a match in ``name``; None: unreadable."""
+    try:
+        return re.search(to_python_syntax(pattern), name) is not None
+    except (re.error, TypeError):
+        return None
+
+
+def _names_negation(names: Any) -> Any:
+    """An object with a key that breaks ``propertyNames`` (any value)."""
+    if names is True or trivial(names):
+        return False
+    if names is False:
+        return {"type": "object", "minProperties": 1}
+    if not isinstance(names, dict):
+        return NO_NEGATION
+    return Excluded(member=Witness(True, breaks=names, source={"propertyNames": names}))
 
 
 def _items_negation(t: Context, g: dict, loc: Loc, depth: int) -> Any:

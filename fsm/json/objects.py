@@ -34,8 +34,13 @@ from .patterns import pattern_node
 from .strings import key_language
 
 
-def object_language(t: Context, schemas: list[Loc], depth: int) -> Node:
-    """The objects valid against every schema in ``schemas`` (already flattened)."""
+def object_language(t: Context, schemas: list[Loc], depth: int, witnesses: tuple[Loc, ...] = ()) -> Node:
+    """The objects valid against every schema in ``schemas`` (already flattened); with ``witnesses``
+    (conjuncts whose `Witness` must be met), with one undeclared member meeting each, after the others."""
+    found = [f for f in schemas if f.excluded is not None and f.excluded.member is not None]
+    if found:  # the witness's conjunct stays as the object type it stands for
+        rest = [Loc(f.schema, f.ptr, f.base) if f is found[0] else f for f in schemas]
+        return _witnessed(t, rest, found[0], depth, witnesses)
     names, required = _declared(schemas)
     min_p = max(
         [count(f.schema["minProperties"], "minProperties", f) for f in schemas if "minProperties" in f.schema]
@@ -74,15 +79,103 @@ def object_language(t: Context, schemas: list[Loc], depth: int) -> Node:
         # model (JSON Schema core 4.2.1 leaves a repeated key undefined), so a count the declared
         # properties cannot reach is reached with extra keys
         items.append((extras, 0, None))
+    if not witnesses:
+        return _members(t, items, n_required, (min_p, max_p), extras is not None, sep, depth)
+    # each group of witnesses met by one member of its own (several by one: it meets them all)
+    out = []
+    groupings = _partitions(witnesses) if len(witnesses) <= _MAX_WITNESSES else [[(w,) for w in witnesses]]
+    for groups in groupings:
+        wit_items = [_extras(t, schemas, names, name_locs, depth, group) for group in groups]
+        if all(m is not None for m in wit_items):
+            its = items + [(m, 1, 1) for m in wit_items]
+            counts = (min_p, max_p)
+            out.append(_members(t, its, n_required + len(groups), counts, extras is not None, sep, depth))
+    return alt(*out)
+
+
+def _members(
+    t: Context, items: list, n_required: int, counts: tuple, extras: bool, sep: Node, depth: int
+) -> Node:
+    """The object of these member ``items`` (``counts``: min/maxProperties; ``extras``: an item of
+    undeclared keys among them)."""
+    min_p, max_p = counts
     if max_p is not None and n_required > max_p:
         return NEVER
-    if len(items) < min_p and extras is None:
+    if len(items) < min_p and not extras:
         return NEVER
     members = Members(tuple(items), sep, min_count=max(min_p, 1), max_count=max_p)
     can_be_empty = min_p == 0 and n_required == 0
     if not items:
         return lit("{}") if can_be_empty else NEVER
     return t.layout.container("{", "}", members, can_be_empty, depth)
+
+
+_MAX_WITNESSES = 4  # more are met by a member each (15 ways to group 4, 52 to group 5)
+
+
+def _partitions(xs: tuple) -> list[list[tuple]]:
+    """Every way to split ``xs`` into groups.
+
+    >>> len(_partitions((1, 2, 3)))
+    5
+    """
+    if not xs:
+        return [[]]
+    first, rest = xs[0], xs[1:]
+    out = []
+    for part in _partitions(rest):
+        out.append([(first,), *part])
+        for i in range(len(part)):
+            out.append([*part[:i], (first, *part[i]), *part[i + 1 :]])
+    return out
+
+
+def _witnessed(t: Context, schemas: list[Loc], w: Loc, depth: int, witnesses: tuple[Loc, ...]) -> Node:
+    """The objects of ``schemas`` with a member meeting ``w``'s `Witness`: a declared name that fits
+    its keys, present with its value; or an undeclared key (one of `object_language`'s ``witnesses``).
+    Several witnesses take a member each (one member meeting two is not generated)."""
+    wit = w.excluded.member
+    names, _ = _declared(schemas)
+    branches = []
+    for name in names:
+        t.tick()
+        if _fits(t, wit, name, w):
+            have = Loc({"required": [name], "properties": {name: wit.value}}, w.ptr, w.base)
+            branches.append(object_language(t, [*schemas, have], depth, witnesses))
+    branches.append(object_language(t, schemas, depth, (*witnesses, w)))
+    return alt(*branches)
+
+
+def _fits(t: Context, wit, name: str, w: Loc) -> bool:
+    """Whether the key ``name`` is one the `Witness` ``wit`` may have."""
+    return (
+        name not in wit.names
+        and all(_search(p, name, w) for p in wit.patterns)
+        and not any(_search(p, name, w) for p in wit.not_patterns)
+        and (wit.breaks is None or not t.is_valid(name, [Loc(wit.breaks, w.ptr, w.base)]))
+    )
+
+
+def _witness_keys(t: Context, w: Loc) -> Node | None:
+    """The decoded keys ``w``'s `Witness` allows beside its names (None: any)."""
+    wit = w.excluded.member
+    budget = t.budget()
+    parts: list[Node] = []
+    try:
+        parts += [pattern_node(p) for p in wit.patterns]
+        # a key no reading of the pattern matches
+        parts += [
+            _auto(complement_dfa(small_dfa(pattern_node(p, widest=True), budget))) for p in wit.not_patterns
+        ]
+    except UnsupportedSchema as exc:
+        raise UnsupportedSchema(f"not: {exc}", "not", w.ptr) from None
+    if wit.breaks is not None:  # the keys of its negation (a negated string schema: a complement)
+        names = key_language(t, [Loc({"not": wit.breaks}, w.ptr, w.base)])
+        if names is not None:
+            parts.append(names)
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else And(tuple(parts))
 
 
 def _declared(schemas: list[Loc]) -> tuple[list[str], set[str]]:
@@ -148,7 +241,12 @@ def _evaluates(g: Loc, name: str) -> bool:
 
 
 def _extras(
-    t: Context, schemas: list[Loc], names: list[str], name_locs: list[Loc], depth: int
+    t: Context,
+    schemas: list[Loc],
+    names: list[str],
+    name_locs: list[Loc],
+    depth: int,
+    witnesses: tuple = (),
 ) -> Node | None:
     """``key: value`` for keys not declared, or None when no extra key may be generated.
 
@@ -157,13 +255,21 @@ def _extras(
     conjunct none of whose patterns match, its ``additionalProperties`` (or ``unevaluatedProperties``,
     unless a conjunct it sees evaluates the key)."""
     key_lang = key_language(t, name_locs)
+    words = frozenset(names)
+    extra_value: list[Loc] = []
+    for witness in witnesses:  # the one member these witnesses ask for: their keys and values too
+        wit = witness.excluded.member
+        keys = _witness_keys(t, witness)
+        if keys is not None:
+            key_lang = keys if key_lang is None else And((key_lang, keys))
+        words |= frozenset(wit.names)
+        extra_value.append(Loc(wit.value, witness.ptr, witness.base))
     if key_lang == NEVER:
         return None
-    words = frozenset(names)
     pats = [(f, p) for f in schemas for p in f.schema.get("patternProperties") or {}]
     classes = []
     for matched, lang in _key_regions(t, pats, key_lang):
-        vlocs = [pats[i][0].at("patternProperties", pats[i][1]) for i in sorted(matched)]
+        vlocs = [pats[i][0].at("patternProperties", pats[i][1]) for i in sorted(matched)] + extra_value
         owners = {id(pats[i][0]) for i in matched}
         allowed = bool(matched) or t.policy.additional_properties
         for f in schemas:

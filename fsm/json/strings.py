@@ -209,7 +209,9 @@ def _string_schema_language(t: Context, loc: Loc) -> Node | None:
                 negated = f.ptr.endswith("/not")
                 at = Loc(None, f.ptr[:-4], f.base) if negated else f
                 t.unsupported("not" if negated else kw, at, "propertyNames supports string keywords only")
-        if f.excluded is not None:
+        if f.excluded is not None and f.excluded.strings is not None:
+            langs.append(_string_complement(t, f.excluded.strings, f))
+        elif f.excluded is not None:
             t.unsupported("not", f, "propertyNames supports string keywords only")
         if "type" in sch and "string" not in type_set(sch["type"]):
             return NEVER  # a property name is a string: no name is valid, the object has none

@@ -120,6 +120,8 @@ def _scalar_valid(v: Any, t: str, s: Any, draft: int, members: Callable[[list], 
             return t == "number" and not float(v).is_integer()
         if s.multiple is not None:
             return t in ("integer", "number") and not _is_multiple(v, s.multiple)
+        if s.member is not None:
+            return False  # only an object has a member
         if s.strings is not None:
             return t == "string" and not _string_valid(v, s.strings)
         return s.values is None or canon(v) not in canon_set(s.values)
