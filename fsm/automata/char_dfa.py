@@ -306,6 +306,18 @@ def minus_words(a: CharDFA, words: frozenset[str], budget: Budget) -> CharDFA:
     return CharDFA(edges, acc)
 
 
+def auto_dfa(edges, accepting, budget: Budget | None = None) -> CharDFA | None:
+    """The trimmed `CharDFA` of an automaton given as rows of (lo, hi, target) triples (an `Auto`
+    node's), or None when a row is not sorted and disjoint (then it is no DFA: determinize it).
+
+    >>> auto_dfa((((97, 97, 1),), ()), (False, True)).accepts("a")
+    True
+    """
+    if not deterministic(edges):
+        return None
+    return trim_dfa(CharDFA([list(row) for row in edges], list(accepting)), budget)
+
+
 def deterministic(edges) -> bool:
     """Whether every row of ``edges`` ((lo, hi, target) triples) is sorted and disjoint, as a
     `CharDFA`'s must be.
@@ -360,3 +372,6 @@ class CharDFAMemo:
                     self._items.popitem(last=False)
         except TypeError:
             pass
+
+
+MEMO = CharDFAMemo()  # the process's memo of `nfa.node_to_char_dfa`

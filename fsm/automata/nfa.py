@@ -20,17 +20,7 @@ from ..limits import DEFAULT_LIMITS
 from .any_value import AnyValueBlock, scalar_nodes
 from .blocks import CounterBlock, Counters, ProductBlock
 from .budget import NFA_STATE_BYTES, Budget
-from .char_dfa import (
-    EMPTY_DFA,
-    CharDFA,
-    CharDFAMemo,
-    Edge,
-    deterministic,
-    determinize,
-    minus_words,
-    product,
-    trim_dfa,
-)
+from .char_dfa import EMPTY_DFA, MEMO, CharDFA, Edge, auto_dfa, determinize, minus_words, product, trim_dfa
 from .escapes import MUST_ESCAPE, add_any_escape, encoded_char
 from .language import (
     Alt,
@@ -386,9 +376,8 @@ class NFA:
         live = live_states(self.trans, self.eps, final, entries, calls, self.budget.deadline)
         n = len(self.trans)
         trans, eps, deadline = self.trans, self.eps, self.budget.deadline
-        # Edges become tuples (an empty one shared): the garbage collector stops tracking tuples of
-        # ints, where a server keeping many compiled schemas made every full collection walk two
-        # lists per NFA state (~300k lists for 42 JSONSchemaBench schemas: half their CPU time).
+        # Edges become tuples (an empty one shared), which the garbage collector stops tracking:
+        # two lists per NFA state made every full collection of a server walk ~300k of them.
         for q in range(n):
             if q & 8191 == 8191:
                 deadline.check("trimming the automaton")
@@ -406,19 +395,19 @@ class NFA:
 def node_to_char_dfa(node: Node, budget: Budget | None = None) -> CharDFA | None:
     """The trimmed character DFA of ``node`` (None when its language is empty).
 
-    Key languages, patterns and the `Auto` automata made of them recur within a schema and across
-    schemas (42 JSONSchemaBench schemas asked for 91 distinct ones 818 times): an `Auto` is read
-    as the DFA it already is, and the other results are kept in a small per-process memo
-    (`CharDFAMemo`; the DFAs are never modified in place).
+    Key languages and patterns recur within and across schemas (42 JSONSchemaBench schemas asked for
+    91 distinct ones 818 times): an `Auto` is read as the DFA it is (`auto_dfa`), the others are
+    kept in a small per-process memo (`CharDFAMemo`; DFAs are never modified in place).
 
     >>> from fsm.automata import lit, rep
     >>> node_to_char_dfa(rep(lit("ab"), 1, None)).accepts("abab")
     True
     """
     budget = budget or Budget(DEFAULT_LIMITS)
-    if isinstance(node, Auto) and deterministic(node.edges):
-        return trim_dfa(CharDFA([list(row) for row in node.edges], list(node.accepting)), budget)
-    found, hit = _MEMO.get(node)
+    d = auto_dfa(node.edges, node.accepting, budget) if isinstance(node, Auto) else None
+    if d is not None:
+        return d
+    found, hit = MEMO.get(node)
     if found:
         return hit
     nfa = NFA(budget)
@@ -426,11 +415,8 @@ def node_to_char_dfa(node: Node, budget: Budget | None = None) -> CharDFA | None
     final = nfa.build(node, start)
     live = nfa.trim(final)
     d = trim_dfa(determinize(nfa, start, final, budget)) if live[start] else None
-    _MEMO.put(node, d)
+    MEMO.put(node, d)
     return d
-
-
-_MEMO = CharDFAMemo()
 
 
 def small_dfa(node: Node, budget: Budget) -> CharDFA:

@@ -8,16 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import numba
 import numpy as np
-
-
-@numba.njit(cache=True, nogil=True)
-def _pack(token_ids, words):  # pragma: no cover - compiled
-    out = np.zeros(words, np.uint32)
-    for t in token_ids:
-        out[t >> 5] |= np.uint32(1) << np.uint32(t & 31)
-    return out
 
 
 def pack_bitmask(token_ids: np.ndarray, size: int) -> np.ndarray:
@@ -26,10 +17,10 @@ def pack_bitmask(token_ids: np.ndarray, size: int) -> np.ndarray:
     >>> pack_bitmask(np.array([0, 33]), 64).tolist()
     [1, 2]
     """
-    ids = np.ascontiguousarray(token_ids, dtype=np.int64)
-    if len(ids) and (ids.min() < 0 or ids.max() >= size):
-        raise IndexError(f"token ids outside 0..{size - 1}")
-    return _pack(ids, (size + 31) // 32).view(np.int32)
+    words = (size + 31) // 32
+    bits = np.zeros(words * 32, dtype=bool)
+    bits[token_ids] = True
+    return np.packbits(bits, bitorder="little").view("<i4").astype(np.int32, copy=False)
 
 
 def unpack_bitmask(words: np.ndarray, size: int) -> np.ndarray:

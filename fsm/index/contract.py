@@ -239,3 +239,19 @@ class Matcher(ABC):
             f"{type(self).__name__}(state={self._state}, consumed={len(self._history)}, "
             f"accepting={self.is_accepting()})"
         )
+
+
+class OnDemand(Protocol):
+    """An automaton that makes its transition rows when first read (`fsm.automata.LazyByteDFA`,
+    a composed DFA): what a row walk needs to expand the states it meets."""
+
+    @property
+    def table_buffer(self) -> np.ndarray:
+        """The rows made so far (spare capacity at the end; reallocated as it grows)."""
+
+    @property
+    def expanded_flags(self) -> np.ndarray:
+        """Whether each row is made."""
+
+    def ensure(self, rows: np.ndarray) -> None:
+        """Make the rows of the states ``rows``."""

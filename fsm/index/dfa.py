@@ -16,11 +16,9 @@ from ..automata import ByteDFA
 from ..errors import SpecError
 from ..limits import Deadline, Limits
 from ..vocabulary import TokenTrie, Vocabulary
-from .preorder import PreorderTrie, preorder, vocabulary_preorder
+from .kernels import kernels
 from .rows import FINISHED, Row, RowIndex
-from .steps import Steps
 from .token_walk import class_trie, walk_tokens
-from .trie_kernel import walk_row
 
 _FOLD_AFTER_SECONDS = 0.004  # byte-trie walks past this: fold the trie for the next rows
 
@@ -47,8 +45,8 @@ class DfaIndex(RowIndex):
         """``deadline``: the compile's, for the work done here (default: ``limits.max_seconds`` from now)."""
         super().__init__(dfa, vocab, fingerprint, limits, n_classes=dfa.table.shape[1])
         self._class_trie: TokenTrie | None = None
-        self._class_preorder: PreorderTrie | None = None  # the same, numbered for `walk_row`
-        self._class_steps = Steps()  # uniform steps over class labels (the byte walks' are over bytes)
+        self._class_preorder = None  # the same, numbered depth first (`preorder.PreorderTrie`)
+        self._class_steps = None  # uniform steps over class labels (the byte walks' are over bytes)
         self._byte_walks = 0.0  # seconds spent walking the byte trie, before the fold
         deadline = deadline or self.limits.deadline()
         if not self._all_states_reach_accept_by_single_bytes(deadline):
@@ -70,8 +68,9 @@ class DfaIndex(RowIndex):
         return src, tok, end
 
     def kernel_row(self, state: int, deadline: Deadline) -> tuple[np.ndarray, np.ndarray]:
+        k = kernels()
         if self._class_preorder is not None:
-            return walk_row(
+            return k.walk_row(
                 self.dfa,
                 state,
                 self._class_preorder,
@@ -80,8 +79,8 @@ class DfaIndex(RowIndex):
                 steps=self._class_steps,
             )
         t = time.perf_counter()
-        trie = vocabulary_preorder(self.vocabulary)
-        row = walk_row(self.dfa, state, trie, deadline=deadline, steps=self.steps)
+        trie = k.vocabulary_preorder(self.vocabulary)
+        row = k.walk_row(self.dfa, state, trie, deadline=deadline, steps=self.steps)
         self._byte_walks += time.perf_counter() - t
         if self._byte_walks > _FOLD_AFTER_SECONDS:
             _ = self.trie
@@ -157,7 +156,8 @@ class DfaIndex(RowIndex):
             with self._lock:
                 if self._class_trie is None:
                     folded = class_trie(self.vocabulary.trie, self.dfa)
-                    self._class_preorder = preorder(folded)
+                    self._class_steps = kernels().Steps()
+                    self._class_preorder = kernels().preorder(folded)
                     self._class_trie = folded
         return self._class_trie
 

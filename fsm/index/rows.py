@@ -24,10 +24,8 @@ from ..errors import SpecTooComplex, TokenRejected
 from ..limits import DEFAULT_LIMITS, Deadline, Limits
 from ..vocabulary import Vocabulary
 from .bitmask import frozen_bitmask, pack_bitmask
-from .contract import Matcher
-from .preorder import vocabulary_preorder
-from .steps import Steps
-from .trie_kernel import OnDemand, ensure_compiled, sorted_row, walk_row
+from .contract import Matcher, OnDemand
+from .kernels import kernels
 
 _BODY = os.environ.get("BODY", "1") == "1"
 FINISHED = -2  # the "state" after EOS
@@ -79,7 +77,7 @@ class RowIndex(ABC):
         self._shared: dict[bytes, tuple[np.ndarray, list]] = {}
         self._lock = threading.RLock()
         self._single: dict[int, int] = {}
-        self.steps = Steps()  # each state's uniform step, found by the row walks
+        self._steps = None  # each state's uniform step, found by the row walks (`steps.Steps`)
         self._class_sizes = np.bincount(dfa.byte_class, minlength=n_classes)
         self._nbytes = 0
 
@@ -109,9 +107,17 @@ class RowIndex(ABC):
     def _row_arrays(self, state: int) -> tuple[np.ndarray, np.ndarray]:
         """(tokens, end states) of ``state``, by the compiled trie walk (`fsm.index.trie_kernel`)."""
         # built or loaded once per vocabulary / process: not this row's time
-        ensure_compiled()
-        _ = vocabulary_preorder(self.vocabulary)
+        k = kernels()
+        k.ensure_compiled()
+        _ = k.vocabulary_preorder(self.vocabulary)
         return self.kernel_row(state, self.limits.deadline())
+
+    @property
+    def steps(self):
+        """The states' uniform steps found by this index's row walks (`fsm.index.steps.Steps`)."""
+        if self._steps is None:
+            self._steps = kernels().Steps()
+        return self._steps
 
     def on_demand(self) -> OnDemandDFA | None:
         """The automaton as it expands on demand (None: every row of ``dfa.table`` is made)."""
@@ -123,8 +129,9 @@ class RowIndex(ABC):
         if lazy is not None:
             lazy.use_deadline(deadline)  # the DFA rows the walk expands count against it too
         try:
-            trie = vocabulary_preorder(self.vocabulary)
-            return walk_row(self.dfa, state, trie, on_demand=lazy, deadline=deadline, steps=self.steps)
+            k = kernels()
+            trie = k.vocabulary_preorder(self.vocabulary)
+            return k.walk_row(self.dfa, state, trie, on_demand=lazy, deadline=deadline, steps=self.steps)
         finally:
             if lazy is not None:
                 lazy.use_deadline(None)
@@ -135,7 +142,7 @@ class RowIndex(ABC):
             tok = np.concatenate([tok, self.eos_ids])
             end = np.concatenate([end, np.full(len(self.eos_ids), FINISHED, dtype=np.int32)])
         if len(tok) * 32 > self.vocabulary.size:  # big rows: a scatter is cheaper than a sort
-            tok, end = sorted_row(tok, end, self.vocabulary.size, FINISHED - 1)
+            tok, end = kernels().sorted_row(tok, end, self.vocabulary.size, FINISHED - 1)
         else:
             order = np.argsort(tok, kind="stable")
             tok, end = tok[order].astype(np.int32), end[order].astype(np.int32)

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from typing import Protocol
 
 import numba
 import numpy as np
@@ -36,28 +35,13 @@ import numpy as np
 from ..automata import ByteDFA, LazyByteDFA, cls, node_nfa, rep
 from ..limits import Deadline
 from ..vocabulary import TokenTrie, Vocabulary
+from .contract import OnDemand
 from .preorder import PreorderTrie, preorder
 from .steps import Steps, _chain_to_expand, _uniform_chain
 
 # Past this share of trie nodes inside multi-byte characters, a walk expands the states inside
 # the characters of a whole chain up front (Gemma's 262k vocabulary: 49 %; SmolLM2's: 1 %).
 MULTIBYTE_SHARE = 0.1
-
-
-class OnDemand(Protocol):
-    """An automaton that makes its transition rows when first read (`fsm.automata.LazyByteDFA`,
-    a composed DFA): what a row walk needs to expand the states it meets."""
-
-    @property
-    def table_buffer(self) -> np.ndarray:
-        """The rows made so far (spare capacity at the end; reallocated as it grows)."""
-
-    @property
-    def expanded_flags(self) -> np.ndarray:
-        """Whether each row is made."""
-
-    def ensure(self, rows: np.ndarray) -> None:
-        """Make the rows of the states ``rows``."""
 
 
 @numba.njit(cache=True, nogil=True)

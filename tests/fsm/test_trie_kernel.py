@@ -9,6 +9,9 @@ numbering, the sorted rows and the packed masks against plain Python.
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -161,3 +164,15 @@ def _check_string_chain(tokens, max_len):
         q = dfa.step(q, ord("a"))
         if q < 0:
             break
+
+
+def test_importing_fsm_and_the_vllm_plugin_loads_no_numba():
+    # llvmlite (under numba) breaks vLLM 0.32's CPU worker start-up scan: fsm loads it on a first row
+    code = (
+        "import sys, fsm, guide, guide.vllm.plugin\n"
+        "assert 'numba' not in sys.modules and 'llvmlite' not in sys.modules\n"
+        "v = fsm.Vocabulary([b'a', b'b', None], eos_token_ids=[2])\n"
+        "assert fsm.compile(fsm.Regex('ab'), v, cache=False).matcher().allowed_token_ids().tolist() == [0]\n"
+        "assert 'numba' in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=300)

@@ -1,0 +1,43 @@
+"""The compiled parts of the row walk, imported on a process's first row, not with ``fsm``.
+
+numba's import loads llvmlite, one of whose objects answers ``__dict__`` with something that is no
+dict; vLLM 0.32's CPU worker scans every loaded module at start-up
+(``register_triton_kernel_overrides``) and fails on it. Every vLLM process imports ``fsm`` (the
+``guide`` plugin does), so ``fsm`` loads numba only once it computes a row — after start-up. The
+import costs ~0.3 s, plus ~0.1 s to load the compiled code from numba's disk cache, paid by
+`fsm.warm_up` or by the first row (outside its deadline: `trie_kernel.ensure_compiled`).
+
+>>> kernels().walk_row.__name__
+'walk_row'
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+_loaded: SimpleNamespace | None = None
+
+
+def kernels() -> SimpleNamespace:
+    """The walk's compiled functions and the types they use, loaded once.
+
+    >>> sorted(vars(kernels()))[:3]
+    ['PreorderTrie', 'Steps', 'ensure_compiled']
+    """
+    global _loaded
+    if _loaded is None:
+        # lazy: numba must not be loaded by `import fsm` (the module docstring says why)
+        from .preorder import PreorderTrie, preorder, vocabulary_preorder  # lazy: numba
+        from .steps import Steps  # lazy: numba
+        from .trie_kernel import ensure_compiled, sorted_row, walk_row  # lazy: numba
+
+        _loaded = SimpleNamespace(
+            PreorderTrie=PreorderTrie,
+            Steps=Steps,
+            ensure_compiled=ensure_compiled,
+            preorder=preorder,
+            sorted_row=sorted_row,
+            vocabulary_preorder=vocabulary_preorder,
+            walk_row=walk_row,
+        )
+    return _loaded
