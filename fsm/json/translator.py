@@ -21,7 +21,7 @@ from enum import Enum
 from typing import Any
 from urllib.parse import urldefrag, urljoin
 
-from ..automata import NEVER, AnyJson, Budget, Node, Ref, Val, alt, lit
+from ..automata import NEVER, AnyJson, Budget, Node, Ref, alt, lit
 from ..errors import SchemaError, UnsupportedSchema
 from ..limits import Limits
 from .arrays import array_language
@@ -50,6 +50,7 @@ from .objects import object_language
 from .one_of import exclusive_branches
 from .policy import Policy
 from .refs import Expansion, NeedsGrammar, Refs, schema_id
+from .rules import ConjunctionRules
 from .strings import string_language
 from .values import LiteralCheck, canon, literal_values
 
@@ -87,6 +88,7 @@ class Translator:
         self.literals = LiteralCheck(root, self.draft, self.policy.assert_format)
         self.any_json = False  # an unbounded any-value (AnyJson) was emitted: lazy DFA only
         self.rules: dict[str, Node] = {}
+        self.conjunctions = ConjunctionRules(self)  # rule modes: a conjunction met again is a rule
         self.rule_names: dict[str, str] = {}
         self._canon_memo: dict[int, tuple[Any, str]] = {}
         self._memo: dict[tuple, tuple] = {}
@@ -157,9 +159,10 @@ class Translator:
                 if ref is not None:
                     target, key = self.refs.resolve(ref, locs[0])
                     return Ref(self.rule(key, target))
+            return self.conjunctions.rule(locs, lambda flat: self._split(flat, locs, depth))
         with self.flattened(locs) as flat:
             node = self._split(flat, locs, depth)
-        return Val(node) if self.by_rules and node != NEVER else node
+        return node
 
     def _split(self, flat: list[Loc], locs: list[Loc], depth: int) -> Node:
         """The first ``anyOf``/``oneOf`` split into branches; finite values are never split."""
