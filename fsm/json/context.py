@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..automata import Budget, Node
-from ..limits import Limits
+from ..limits import Deadline, Limits
 from .layout import Layout
 from .policy import Policy
 
@@ -126,6 +126,7 @@ class Context(Protocol):
     layout: Layout
     draft: int
     limits: Limits  # the compile's budgets (estimates before expansion check against them)
+    deadline: Deadline  # the translation's clock (a part may run on a share of it)
 
     def value(self, locs: list[Loc], depth: int) -> Node:
         """The language of JSON values valid against every schema in ``locs``."""

@@ -5,15 +5,19 @@ properties, closed objects).
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 from ..automata import NEVER, Node
-from ..errors import SchemaError, UnsupportedSchema
+from ..errors import SchemaError, SpecTooComplex, UnsupportedSchema
+from ..limits import Deadline
 from .context import Context, Loc
 from .keywords import TYPES, types_of
 from .negation import NO_NEGATION, negation
 from .refs import NeedsGrammar
 from .values import canon
+
+NEGATION_SHARE = 0.3  # of max_seconds: what making overlapping oneOf branches exclusive may take
 
 
 def exclusive_branches(t: Context, base: list[Loc], loc: Loc, nodes: list[Node], depth: int) -> list[Node]:
@@ -33,13 +37,26 @@ def exclusive_branches(t: Context, base: list[Loc], loc: Loc, nodes: list[Node],
     negs = [negation(t, branches[j], loc.at("oneOf", j), 0) for j in range(len(branches))]
     if any(n is NO_NEGATION for n in negs):
         raise refused
-    out = []
-    for i in range(len(branches)):
-        if any(negs[j] is False for j in range(len(branches)) if j != i):
-            continue  # another branch takes every value
-        others = [Loc(negs[j], f"{loc.ptr}/oneOf/{j}", loc.base) for j in range(len(branches)) if j != i]
-        out.append(t.value([*base, loc.at("oneOf", i), *[o for o in others if o.schema is not True]], depth))
-    return out
+    # the negations may multiply a big schema: given a share of the compile's time, past which the
+    # oneOf is refused as before (in bounded time) rather than the whole compile running out
+    outer = t.deadline
+    t.deadline = Deadline(min(outer.at, time.monotonic() + NEGATION_SHARE * outer.seconds), outer.seconds)
+    try:
+        out = []
+        for i in range(len(branches)):
+            if any(negs[j] is False for j in range(len(branches)) if j != i):
+                continue  # another branch takes every value
+            others = [Loc(negs[j], f"{loc.ptr}/oneOf/{j}", loc.base) for j in range(len(branches)) if j != i]
+            out.append(
+                t.value([*base, loc.at("oneOf", i), *[o for o in others if o.schema is not True]], depth)
+            )
+        return out
+    except SpecTooComplex as exc:
+        if exc.budget == "max_seconds" and outer.remaining() > 0:
+            raise refused from None
+        raise
+    finally:
+        t.deadline = outer
 
 
 def check_exclusive(t: Context, base: list[Loc], loc: Loc, nodes: list[Node]) -> None:

@@ -8,6 +8,7 @@ import pytest
 
 import fsm
 from fsm.errors import UnsupportedSchema
+from fsm.json import one_of
 from fsm.json.schema import JsonSchema
 from fsm.testing import accepts
 
@@ -69,4 +70,20 @@ def test_accepts_what_jsonschema_validates(schema, values, exact, vocab, tokeniz
 def test_overlap_without_an_exact_negation_names_one_of():
     with pytest.raises(UnsupportedSchema) as err:
         JsonSchema({"oneOf": [{"type": "integer"}, {"multipleOf": 0.5}]}).to_dfa()
+    assert err.value.keyword == "oneOf"
+
+
+def test_making_branches_exclusive_has_a_share_of_the_time(monkeypatch):
+    """The negations that make overlapping branches exclusive run on a share of max_seconds; past
+    it the oneOf is refused as before (UnsupportedSchema, in bounded time), not the whole compile."""
+    props = {f"p{i}": {"type": "integer"} for i in range(12)}
+    closed = {"type": "object", "properties": props, "additionalProperties": False}
+    small = {"type": "object", "properties": {"p0": {"type": "integer"}}, "additionalProperties": False}
+    schema = {"oneOf": [closed, small]}
+    vocab = fsm.Vocabulary([bytes([i]) for i in range(256)] + [None], eos_token_ids=[256])
+    index = fsm.compile(JsonSchema(schema, exact=True), vocab, cache=False)
+    assert accepts(index, '{"p1":1}') and not accepts(index, '{"p0":1}') and not accepts(index, "{}")
+    monkeypatch.setattr(one_of, "NEGATION_SHARE", 0.0)
+    with pytest.raises(UnsupportedSchema) as err:
+        fsm.compile(JsonSchema(schema, exact=True), vocab, cache=False)
     assert err.value.keyword == "oneOf"
