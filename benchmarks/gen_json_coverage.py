@@ -153,8 +153,8 @@ ROWS = [
     (
         "maxContains (contains without an exact negation)",
         U,
-        "e.g. contains with uniqueItems or multipleOf",
-        {"type": "array", "contains": {"multipleOf": 3}, "maxContains": 1},
+        "e.g. contains with uniqueItems or a decimal multipleOf",
+        {"type": "array", "contains": {"multipleOf": 0.5}, "maxContains": 1},
         "test_json_suite.py::test_invalid_instances_rejected_valid_ones_accepted_or_explained",
     ),
     (
@@ -175,7 +175,7 @@ ROWS = [
         "pattern",
         S,
         "on the decoded string, ECMA-262 search semantics (see regex dialects), JSON-escaped; "
-        "no lookaround/backreference/\\b",
+        "lookaheads exact (intersections), in groups and ? groups; no lookbehind/backreference/\\b",
         {"type": "string", "pattern": "^[a-z]+$"},
         "test_json_pattern.py::test_pattern_language_is_sound",
     ),
@@ -242,7 +242,8 @@ ROWS = [
         "a schema is the conjunction of its keyword groups, so its negation is the union of theirs (De Morgan), "
         "each exact: type (not integer: the non-integral numbers), enum/const of any type (numbers as the "
         "intervals between them, arrays/objects by a differing length or member), required, properties (a "
-        "declared member whose value breaks its schema), pattern/minLength/maxLength (a complemented string "
+        "declared member whose value breaks its schema; with patternProperties, additionalProperties or propertyNames, "
+        "an undeclared member whose key and value break them), pattern/minLength/maxLength (a complemented string "
         "DFA), numeric bounds, an integral multipleOf (the non-multiples of at most 15 significant digits), "
         "min/maxProperties, min/maxItems, items/prefixItems, contains, dependencies, "
         "if/then/else, anyOf/allOf/oneOf/not/$ref of those; unknown keywords and unasserted formats are annotations",
@@ -253,8 +254,7 @@ ROWS = [
         "not (other forms)",
         U,
         "a decimal multipleOf, an asserted format, uniqueItems (duplicates are not a regular language), "
-        "patternProperties, schema-valued additionalProperties, propertyNames, items after prefixItems, "
-        "min/maxContains",
+        "items after prefixItems, min/maxContains",
         {"type": "number", "not": {"multipleOf": 0.5}},
         "test_json_schema.py::test_unsupported_keywords_name_keyword_and_pointer",
     ),
@@ -514,7 +514,8 @@ FORMAT_TABLE = [
     "| `relative-json-pointer` | a prefix without inner zeros (`100` is refused, as validators do) | any non-negative integer prefix |",
     "| `uri-template` (RFC 6570) | levels 1-4 expressions; names start with a letter, digit or `_`; prefixes up to 999 | names may start with a %-escape; prefixes up to 9999; non-ASCII and `'` literals (erratum 6937) |",
     "| `ipv4`, `ipv6`, `uuid`, `json-pointer` | the RFC grammar | same |",
-    "| `idn-hostname` | ASCII labels only | same |",
+    "| `idn-hostname` (RFC 5890-5893) | ASCII labels only | also U-labels of up to 9 PVALID left-to-right characters (no marks, jamo or context rules) in names of up to 3 labels, any IDNA full stop; not A-labels (`xn--`), right-to-left or contextual letters |",
+    "| `idn-email` (RFC 6531) | as `email` | `email`'s exact grammar with non-ASCII atext/qtext, the domain an `idn-hostname` |",
     "| `regex` | literal text only | same |",
     "",
 ]
@@ -545,7 +546,8 @@ DIALECTS = [
     "| `.` | not `\\n` | no line terminator | not `\\n` | not `\\n` | no line terminator |",
     "| `(?i)`, `(?s)` | flags | — (outside the pattern) | flags | ASCII case folding, dot-all | same |",
     "| `(?m)`, `(?x)` | flags | — | flags | `RegexError` | `UnsupportedSchema` |",
-    "| lookaround, backreference, atomic group, possessive quantifier | yes | partly | yes | `RegexError` | `UnsupportedSchema` |",
+    "| lookahead | yes | yes | yes | `RegexError` | exact: the rest of the text intersected with (or minus) it; not under `*`/`+`/`{n,m}` |",
+    "| lookbehind, backreference, atomic group, possessive quantifier | yes | partly | yes | `RegexError` | `UnsupportedSchema` |",
     "",
 ]
 
@@ -637,8 +639,8 @@ def render() -> str:
         '  anyOf semantics with `oneof="anyof"`.',
         "- **not, if/then/else, maxContains** are exact through the negation of a schema by its keyword",
         "  groups (the `not` row): `if` is (if and then) or (not if and else); a group without an exact",
-        "  negation (uniqueItems, multipleOf, an asserted format, patternProperties, a schema-valued",
-        "  additionalProperties, propertyNames) makes them `UnsupportedSchema` naming the keyword.",
+        "  negation (uniqueItems, a decimal multipleOf, an asserted format) makes them `UnsupportedSchema`",
+        "  naming the keyword.",
         "- **Drafts**: `JsonSchema(..., draft=4|6|7|2019|2020)`, else the draft `$schema` names, else 2020-12.",
         "  The draft decides the keywords: `id` (draft 4) or `$id`; `$anchor` from 2019-09;",
         "  `dependencies` up to draft 7, `dependentRequired`/`dependentSchemas` after; up to draft 7 a",
