@@ -181,12 +181,15 @@ def walk_row(
     on_demand: OnDemand | None = None,
     deadline: Deadline | None = None,
     steps: Steps | None = None,
+    chain_chars: bool | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(tokens, end states) of ``state``: every token whose bytes stay live from it, unsorted.
 
     ``on_demand``: the automaton when it makes its rows on first read (then ``dfa`` is its view);
     the states the walk meets are expanded between rounds, ``deadline`` checked. ``steps``: the
     states' uniform steps found so far (kept by the caller across rows of one automaton).
+    ``chain_chars``: expand the states inside the characters of every chain state up front (None:
+    when the vocabulary has over `MULTIBYTE_SHARE` of its nodes inside multi-byte characters).
 
     >>> from fsm.vocabulary import Vocabulary
     >>> from fsm.regex import regex_to_dfa
@@ -204,7 +207,9 @@ def walk_row(
     st, masks, known, chars = steps.arrays(len(tbl))
     whole = trie.whole if not labels_are_classes else np.zeros(trie.n_nodes, np.bool_)
     if on_demand is not None:  # a string's chain of counter states: expanded now, not a round each
-        utf8 = 0 if labels_are_classes else 2 if trie.multibyte_share > MULTIBYTE_SHARE else 1
+        if chain_chars is None:
+            chain_chars = trie.multibyte_share > MULTIBYTE_SHARE
+        utf8 = 0 if labels_are_classes else 2 if chain_chars else 1
         while True:
             q = _chain_to_expand(
                 tbl, bc, n_labels, state, st, masks, known, chars, utf8, flags, trie.max_depth

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import fsm
 from fsm.automata import MAX_CODEPOINT, LazyByteDFA, cls, lit, node_nfa, rep, seq
-from fsm.index import trie_kernel, walk_tokens
+from fsm.index import walk_tokens
 from fsm.index.bitmask import pack_bitmask, unpack_bitmask
 from fsm.index.preorder import preorder, vocabulary_preorder
 from fsm.index.steps import Steps
@@ -144,22 +144,13 @@ def _string_dfa(max_len: int | None):
 def test_string_chains_by_characters_walk_like_the_reference(tokens, max_len, many_multibyte):
     # multi-byte characters inside a chain of counters: subtrees of whole characters are emitted
     # by character counts, whether the characters of the whole chain are expanded up front or not
-    saved = trie_kernel.MULTIBYTE_SHARE
-    trie_kernel.MULTIBYTE_SHARE = -1.0 if many_multibyte else 2.0
-    try:
-        _check_string_chain(tokens, max_len)
-    finally:
-        trie_kernel.MULTIBYTE_SHARE = saved
-
-
-def _check_string_chain(tokens, max_len):
     v = fsm.Vocabulary([*tokens, None], eos_token_ids=[len(tokens)])
     pre, steps = preorder(v.trie), Steps()
     lazy = _string_dfa(max_len)
     dfa = lazy.as_byte_dfa()
     q = lazy.initial
     for _ in range(3):  # the first states of the chain, each walked fresh, then its next state
-        got = walk_row(dfa, q, pre, on_demand=lazy, steps=steps)
+        got = walk_row(dfa, q, pre, on_demand=lazy, steps=steps, chain_chars=many_multibyte)
         assert _pairs(*got) == _reference(dfa, v.trie, q), (max_len, q)
         q = dfa.step(q, ord("a"))
         if q < 0:
