@@ -79,8 +79,7 @@ class DfaIndex(RowIndex):
                 steps=self._class_steps,
             )
         t = time.perf_counter()
-        trie = k.vocabulary_preorder(self.vocabulary)
-        row = k.walk_row(self.dfa, state, trie, deadline=deadline, steps=self.steps)
+        row = super().kernel_row(state, deadline)  # over the byte trie
         self._byte_walks += time.perf_counter() - t
         if self._byte_walks > _FOLD_AFTER_SECONDS:
             _ = self.trie

@@ -53,42 +53,35 @@ class PreorderTrie:
 
 
 @numba.njit(cache=True, nogil=True)
-def _preorder(child_start, child_count, tok_start, tok_count, tok_ids):  # pragma: no cover - compiled
+def _preorder(child_start, child_count, depth, parent, tok_start, tok_count, tok_ids):  # pragma: no cover
     """Depth first: the breadth-first id of each position, then per position its depth, its
-    subtree's size and its tokens."""
+    subtree's size, its parent's position and its tokens."""
     n = len(child_start)
-    depth = np.empty(n, np.int32)
     order = np.empty(n, np.int32)  # breadth-first id of each preorder position
+    pos = np.empty(n, np.int32)  # preorder position of each breadth-first id
     stack = np.empty(n, np.int32)
     stack[0] = 0
     sp = 1
     k = 0
-    depth[0] = 0
     while sp:
         sp -= 1
         v = stack[sp]
         order[k] = v
+        pos[v] = k
         k += 1
         a = child_start[v]
         for c in range(a + child_count[v] - 1, a - 1, -1):  # pushed in reverse: visited in order
-            depth[c] = depth[v] + 1
             stack[sp] = c
             sp += 1
-    # subtree sizes: children come after their parent in preorder, so a reverse pass sums them up
-    psize = np.ones(n, np.int32)
     pdepth = np.empty(n, np.int32)
+    pparent = np.zeros(n, np.int32)
     for i in range(n):
         pdepth[i] = depth[order[i]]
-    # parent by depth: walking forward, the parent of position i is the latest position at depth-1
-    at_depth = np.zeros(n + 1, np.int32)
-    parent = np.zeros(n, np.int32)
-    for i in range(n):
-        d = pdepth[i]
-        at_depth[d] = i
-        if d > 0:
-            parent[i] = at_depth[d - 1]
+        pparent[i] = pos[parent[order[i]]]
+    # subtree sizes: children come after their parent in preorder, so a reverse pass sums them up
+    psize = np.ones(n, np.int32)
     for i in range(n - 1, 0, -1):
-        psize[parent[i]] += psize[i]
+        psize[pparent[i]] += psize[i]
     ts = np.empty(n + 1, np.int32)
     tc = np.empty(n, np.int32)
     ids = np.empty(len(tok_ids), np.int32)
@@ -101,7 +94,7 @@ def _preorder(child_start, child_count, tok_start, tok_count, tok_ids):  # pragm
             ids[m] = tok_ids[tok_start[v] + j]
             m += 1
     ts[n] = m
-    return order, pdepth, psize, ts, tc, ids, parent
+    return order, pdepth, psize, ts, tc, ids, pparent
 
 
 @numba.njit(cache=True, nogil=True)
@@ -208,6 +201,8 @@ def preorder(trie: TokenTrie) -> PreorderTrie:
     order, depth, size, ts, tc, ids, parent = _preorder(
         np.ascontiguousarray(trie.child_start, dtype=np.int32),
         np.ascontiguousarray(trie.child_count, dtype=np.int32),
+        np.ascontiguousarray(trie.depth, dtype=np.int32),
+        np.ascontiguousarray(trie.parent, dtype=np.int64),
         np.ascontiguousarray(trie.tok_start, dtype=np.int32),
         np.ascontiguousarray(trie.tok_count, dtype=np.int32),
         np.ascontiguousarray(trie.tok_ids, dtype=np.int32),

@@ -11,7 +11,6 @@ token sets and packed masks shared between states, the memory budget); `fsm.inde
 
 from __future__ import annotations
 
-import os
 import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -27,7 +26,6 @@ from .bitmask import frozen_bitmask, pack_bitmask
 from .contract import Matcher, OnDemand
 from .kernels import kernels
 
-_BODY = os.environ.get("BODY", "1") == "1"
 FINISHED = -2  # the "state" after EOS
 _CHUNK = 256  # states walked together by build_all: bounds the walk's memory on big automata
 
