@@ -120,6 +120,25 @@ class Ref(Node):
     name: str
 
 
+def _memo_hash(cls: type) -> None:
+    """Give ``cls`` a hash computed once per node: translations share subtrees, and the generated
+    hash walks a shared subtree again at every path to it (exponential in a deep recursive schema)."""
+    generated = cls.__hash__
+
+    def __hash__(self) -> int:
+        try:
+            return self.__dict__["_hash"]
+        except KeyError:
+            h = generated(self)
+            object.__setattr__(self, "_hash", h)
+            return h
+
+    cls.__hash__ = __hash__  # type: ignore[method-assign]
+
+
+for _cls in (Seq, Alt, Rep, Members, Enc, And, Minus, Auto, Val):
+    _memo_hash(_cls)
+
 NEVER = Alt(())
 EMPTY = Seq(())
 

@@ -26,7 +26,7 @@ from ..errors import UnsupportedSchema
 from .context import Loc
 from .refs import Expansion
 
-MAX_OPEN = 40  # conjunctions nested in rule modes before a recursion is refused (Python's stack)
+MAX_OPEN = 100  # conjunctions nested in rule modes before a recursion is refused (Python's stack)
 
 
 class ConjunctionRules:
