@@ -71,7 +71,8 @@ ROWS = [
     (
         "patternProperties",
         S,
-        "keys split by which patterns (of every conjunct) match them, up to 16 regions; a key's value "
+        "keys split by which patterns (of every conjunct) match them, up to 64 regions (a pattern written again "
+        "splits nothing more); a key's value "
         "meets every matching pattern's schema, else additionalProperties",
         {"type": "object", "patternProperties": {"^x": {"type": "integer"}}},
         "test_json_objects.py::test_overlapping_patterns_from_several_schemas_meet_on_shared_keys",
@@ -79,7 +80,7 @@ ROWS = [
     (
         "propertyNames",
         S,
-        "string keywords (pattern, length, format, enum) on every key",
+        "string keywords (pattern, length, format, enum) on every key; anyOf/oneOf of them as the strings they make",
         {"type": "object", "additionalProperties": {"type": "integer"}, "propertyNames": {"maxLength": 3}},
         "test_json_schema.py::test_pattern_properties_and_property_names",
     ),
@@ -246,14 +247,19 @@ ROWS = [
         "an undeclared member whose key and value break them), pattern/minLength/maxLength (a complemented string "
         "DFA), numeric bounds, an integral multipleOf (the non-multiples of at most 15 significant digits), "
         "min/maxProperties, min/maxItems, items/prefixItems, contains, dependencies, "
-        "if/then/else, anyOf/allOf/oneOf/not/$ref of those; unknown keywords and unasserted formats are annotations",
+        "if/then/else, an asserted format in exact mode whose automaton is its RFC grammar (date, date-time, time, "
+        "ipv4, ipv6, uri, uri-reference, iri, iri-reference, uri-template, json-pointer, relative-json-pointer: "
+        "a complemented DFA), anyOf/allOf/oneOf/not/$ref of those (any depth; $ref hops cut a recursive one); "
+        "unknown keywords and unasserted formats are annotations",
         {"type": "string", "not": {"pattern": "^a"}},
         "test_json_schema.py::test_not_of_required_string_keywords_and_combinations_is_exact",
     ),
     (
         "not (other forms)",
         U,
-        "a decimal multipleOf, an asserted format, uniqueItems (duplicates are not a regular language), "
+        "a decimal multipleOf, an asserted format in the generation policy or of a documented subset (hostname, email, "
+        "idn-*, regex) or read otherwise by validators (duration as ISO 8601, uuid), uniqueItems (duplicates are "
+        "not a regular language), a recursive $ref, "
         "items after prefixItems, min/maxContains",
         {"type": "number", "not": {"multipleOf": 0.5}},
         "test_json_schema.py::test_unsupported_keywords_name_keyword_and_pointer",
@@ -507,7 +513,7 @@ FORMAT_TABLE = [
     "| `date` | month lengths, leap years; years 0001-9999 | same |",
     "| `duration` (RFC 3339 app. A) | Y [M [D]], M [D], D; H [M [S]], M [S], S; W; 1-4 digits each | same grammar, any digits (`P01234D`) |",
     "| `hostname` (RFC 1123) | labels of at most 48 characters, at most 5 labels | labels of at most 63 characters, 253 in all |",
-    "| both | no `--` as a label's 3rd and 4th characters (A-labels, `xn--`, need IDNA tables) | same |",
+    "| both | no `--` as a label's 3rd and 4th characters (A-labels, `xn--`, need IDNA tables) | same: A-labels stay out (their validity is punycode decoding, not a regular language a DFA of useful size holds), so the xn-- names validators accept are rejected |",
     '| `email` (RFC 5321) | dot-atom local part @ hostname | also a quoted local part (`"joe bloggs"@x`) and address literals (`[127.0.0.1]`, `[IPv6:...]`) |',
     "| `uri`, `uri-reference` (RFC 3986) | userinfo with `:`, IP literals incl. IPvFuture (`[v1.test]`) | same |",
     "| `iri`, `iri-reference` (RFC 3987) | as `uri`: ASCII only | also `ucschar` (non-ASCII) anywhere, `iprivate` in the query |",
@@ -629,8 +635,8 @@ def render() -> str:
         "  allowed in unconstrained strings (never lone surrogates). With `pattern`/`format`/`enum`,",
         "  each character has its canonical encoding. `max_string_length` bounds strings without",
         "  `maxLength`.",
-        "- **Numbers**: canonical JSON syntax; at most 20 integer digits, 20 fraction digits and 3",
-        "  exponent digits when unbounded. With bounds, numbers are written without exponent and compared",
+        "- **Numbers**: canonical JSON syntax; at most 20 integer digits (400 in exact mode: bignums), 20 fraction",
+        "  digits and 3 exponent digits when unbounded. With bounds, numbers are written without exponent and compared",
         "  exactly — decimals as the double they parse to, so `exclusiveMaximum: 1` never admits a",
         "  decimal that rounds to 1.0. `multipleOf` is decimal arithmetic on the number as written (19.99",
         "  is a multiple of 0.01; `jsonschema` divides doubles and says no).",
@@ -639,7 +645,7 @@ def render() -> str:
         '  anyOf semantics with `oneof="anyof"`.',
         "- **not, if/then/else, maxContains** are exact through the negation of a schema by its keyword",
         "  groups (the `not` row): `if` is (if and then) or (not if and else); a group without an exact",
-        "  negation (uniqueItems, a decimal multipleOf, an asserted format) makes them `UnsupportedSchema`",
+        "  negation (uniqueItems, a decimal multipleOf, a format outside the complemented ones) makes them `UnsupportedSchema`",
         "  naming the keyword.",
         "- **Drafts**: `JsonSchema(..., draft=4|6|7|2019|2020)`, else the draft `$schema` names, else 2020-12.",
         "  The draft decides the keywords: `id` (draft 4) or `$id`; `$anchor` from 2019-09;",

@@ -64,6 +64,7 @@ from .multiples import (
 )
 from .nfa import node_to_char_dfa, small_dfa
 from .numbers import (
+    MAX_INTEGER_DIGITS,
     Bounds,
     decimal_range,
     integer_node,
@@ -82,6 +83,7 @@ __all__ = [
     "ANY_CHAR",
     "EMPTY",
     "MAX_CODEPOINT",
+    "MAX_INTEGER_DIGITS",
     "NEVER",
     "SURROGATES",
     "Alt",

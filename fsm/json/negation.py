@@ -28,6 +28,11 @@ from .keywords import ANNOTATIONS, STRING_KW, TYPES, VOCABULARY, trivial
 from .value_negation import values_negation
 
 NO_NEGATION = object()  # a `not` subschema without an exact positive equivalent here
+# how deep a negation may look: a subschema costs 1, a $ref hop REF_COST, so a deeply nested schema
+# (each level's exactness checked through every level below it) is negated, while a recursive $ref,
+# whose negation would unfold forever, is cut after a few hops
+MAX_DEPTH = 96
+REF_COST = 12
 
 
 def negate(t: Context, loc: Loc) -> Loc | None:
@@ -50,7 +55,7 @@ def negate(t: Context, loc: Loc) -> Loc | None:
 
 def negation(t: Context, s: Any, loc: Loc, depth: int) -> Any:
     """A schema for exactly the values ``s`` rejects, or ``NO_NEGATION``."""
-    if depth > 16:
+    if depth > MAX_DEPTH:
         return NO_NEGATION
     if s is True or trivial(s):
         return False
@@ -132,7 +137,7 @@ def _group_negation(t: Context, g: dict, loc: Loc, depth: int) -> Any:
         return NO_NEGATION if neg is None else neg
     if "$ref" in g:
         target, _ = t.resolve(v, loc)
-        return negation(t, target.schema, target, depth + 1)
+        return negation(t, target.schema, target, depth + REF_COST)
     if k == "not":
         return v
     if k in ("anyOf", "allOf", "oneOf"):
@@ -168,8 +173,22 @@ def _group_negation(t: Context, g: dict, loc: Loc, depth: int) -> Any:
         return _dependencies_negation(t, v, loc, depth)
     if k == "format":
         known = isinstance(v, str) and format_node(v, rfc=True) is not None
+        if known and t is not None and t.policy.rfc_formats and v in COMPLEMENTED_FORMATS:
+            return Excluded(strings={"format": v})  # the strings outside its RFC grammar
         return NO_NEGATION if known else False  # an unknown format is an annotation
     return NO_NEGATION if k in VOCABULARY else False  # an unknown keyword is an annotation
+
+
+# asserted formats whose exact-mode automaton is their RFC grammar, no smaller: their complement is
+# exactly the strings that break them. Not the documented subsets (hostname and the names built on it,
+# without A-labels; idn-*; regex, literal text only), whose complement would hold valid names, nor
+# uuid (jsonschema takes extra hyphens) or duration, which validators read as ISO 8601 (fractions: P4DT.2H) rather than RFC 3339's appendix
+COMPLEMENTED_FORMATS = frozenset(
+    {
+        "date", "date-time", "time", "ipv4", "ipv6", "uri", "uri-reference",
+        "iri", "iri-reference", "uri-template", "json-pointer", "relative-json-pointer",
+    }
+)  # fmt: skip
 
 
 def _type_negation(g: dict) -> Any:

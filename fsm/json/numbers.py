@@ -13,6 +13,7 @@ from decimal import Decimal
 from fractions import Fraction
 
 from ..automata import (
+    MAX_INTEGER_DIGITS,
     NEVER,
     And,
     Bounds,
@@ -107,7 +108,7 @@ def number_language(t: Context, schemas: list[Loc], integer: bool) -> Node:
         return NEVER
     if integral:
         # an integer is a multiple of p/q (lowest terms) when it is one of p
-        node = integer_node(b)
+        node = integer_node(b, _digits(t))
         ms = {q.numerator: f for q, f in divisors if q.numerator != 1}
         extra = [_multiples(t, m, 0, f) for m, f in sorted(ms.items())]
         if negated:
@@ -120,7 +121,7 @@ def number_language(t: Context, schemas: list[Loc], integer: bool) -> Node:
         # draft 4's integer type is the numbers written without a fraction (1.0 is not one)
         draft4 = integer and t is not None and t.draft <= 4
         return zero_fraction(node) if t is not None and t.policy.number_spellings and not draft4 else node
-    node = number_node(b)
+    node = number_node(b, _digits(t))
     if node == NEVER:
         return node
     extra = [NON_INTEGRAL] if non_integral else []
@@ -136,6 +137,18 @@ def number_language(t: Context, schemas: list[Loc], integer: bool) -> Node:
         first = [_uncapped_integers(b)] if b.bounded else []  # else the integers' automata spell them
         return alt(And((*first, *ints)), And((node, *extra, NON_INTEGRAL)))
     return And((node, *extra)) if extra else node
+
+
+# integer digits of an unbounded side in exact mode, where a validator takes any length (a bignum):
+# as many as a finite double holds, since a longer one with a fraction (zero-fraction spellings of
+# integers included) parses to infinity, no integer (a long repeat is one counter block of the lazy DFA)
+EXACT_INTEGER_DIGITS = 308
+
+
+def _digits(t: Context | None) -> int:
+    """How many integer digits an open side allows: any a double holds in exact mode, else the cap
+    generation keeps (`automata.numbers.MAX_INTEGER_DIGITS`)."""
+    return EXACT_INTEGER_DIGITS if t is not None and t.policy.exact else MAX_INTEGER_DIGITS
 
 
 def _uncapped_integers(b: Bounds) -> Node:

@@ -298,18 +298,24 @@ def _extras(
     return alt(*classes) if classes else None
 
 
-# more regions than this (several overlapping patterns) is refused rather than built
-_MAX_REGIONS = 16
+# more regions than this (many overlapping patterns) is refused rather than built; disjoint
+# patterns (anchored names, the usual case) add one region each
+_MAX_REGIONS = 64
 
 
 def _key_regions(
     t: Context, pats: list[tuple[Loc, str]], key_lang: Node | None
 ) -> list[tuple[frozenset, Node | None]]:
     """The decoded keys split by which patterns match them: (indices into ``pats``, the keys' language,
-    None for every key), empty regions left out."""
+    None for every key), empty regions left out. A pattern written again (by another conjunct) splits
+    nothing more: its index joins the first one's."""
     budget = t.budget()
     regions: list[tuple[frozenset, Node | None]] = [(frozenset(), key_lang)]
-    for i, (f, p) in enumerate(pats):
+    same: dict[str, list[int]] = {}
+    for i, (_, p) in enumerate(pats):
+        same.setdefault(p, []).append(i)
+    for p, idxs in same.items():
+        f = pats[idxs[0]][0]
         try:
             inside = _auto(small_dfa(pattern_node(p), budget))
             # keys some regex reading matches and another does not are in neither part: not generated
@@ -319,7 +325,7 @@ def _key_regions(
             continue  # lenient: the pattern is ignored
         split = []
         for matched, lang in regions:
-            for m, part in ((matched | {i}, inside), (matched, outside)):
+            for m, part in ((matched | set(idxs), inside), (matched, outside)):
                 d = small_dfa(part if lang is None else And((lang, part)), budget)
                 if any(d.accepting):
                     split.append((m, _auto(d)))

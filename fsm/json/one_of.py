@@ -131,8 +131,9 @@ def _facts(t: Context, locs: list[Loc]) -> Facts | None:
         flat = t.conjuncts(locs)
     except (NeedsGrammar, SchemaError):
         return None
-    if any(("anyOf" in f.schema or "oneOf" in f.schema) for f in flat if isinstance(f.schema, dict)):
-        return None
+    # a conjunct's anyOf/oneOf only narrows what it allows: every fact read here stays true of a
+    # superset of the values, except the keys generated (branches may declare more)
+    split = any(("anyOf" in f.schema or "oneOf" in f.schema) for f in flat if isinstance(f.schema, dict))
     facts = Facts()
     for f in flat:
         s = f.schema
@@ -160,7 +161,7 @@ def _facts(t: Context, locs: list[Loc]) -> Facts | None:
         facts.types.add("number")
     if "number" in facts.types:
         facts.types.add("integer")
-    facts.keys = _generated_keys(t, flat, facts.required)
+    facts.keys = None if split else _generated_keys(t, flat, facts.required)
     return facts
 
 

@@ -8,17 +8,22 @@ language of ``propertyNames``.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ..automata import (
     ANY_CHAR,
     NEVER,
+    Alt,
     And,
     Auto,
     Cls,
     Enc,
+    Lit,
     Minus,
     Node,
+    Seq,
+    Val,
     alt,
     check_expansion,
     complement_dfa,
@@ -82,7 +87,8 @@ def string_language(t: Context, schemas: list[Loc]) -> Node:
 
 
 def _string_complement(t: Context, s: dict, loc: Loc) -> Node:
-    """The decoded strings that ``s``'s pattern/minLength/maxLength reject (a complemented DFA)."""
+    """The decoded strings that ``s``'s pattern/minLength/maxLength (or RFC format) reject (a
+    complemented DFA)."""
     parts: list[Node] = []
     lo = count(s["minLength"], "minLength", loc) if "minLength" in s else 0
     hi = count(s["maxLength"], "maxLength", loc) if "maxLength" in s else None
@@ -93,6 +99,10 @@ def _string_complement(t: Context, s: dict, loc: Loc) -> Node:
             parts.append(_pattern(t, s["pattern"], loc, "/not"))
         except UnsupportedSchema as exc:
             raise UnsupportedSchema(f"not: {exc}", "not", loc.ptr + "/not") from None
+    if isinstance(s.get("format"), str):
+        fmt = format_node(s["format"], rfc=True)  # negation.COMPLEMENTED_FORMATS only
+        if fmt is not None:
+            parts.append(fmt)
     if not parts:
         return NEVER  # s accepts every string
     body = parts[0] if len(parts) == 1 else And(tuple(parts))
@@ -190,6 +200,31 @@ def key_language(t: Context, name_locs: list[Loc]) -> Node | None:
     return langs[0] if len(langs) == 1 else And(tuple(langs))
 
 
+def _decoded(node: Node) -> Node | None:
+    """The decoded texts of a language of JSON strings (quoted `Enc` bodies, string literals), None
+    when it holds anything else.
+
+    >>> _decoded(alt(lit('"ab"'), seq(lit('"'), Enc(lit("x")), lit('"'))))
+    Alt(items=(Lit(text='ab'), Lit(text='x')))
+    """
+    if isinstance(node, Val):
+        return _decoded(node.item)
+    if isinstance(node, Alt):
+        parts = [_decoded(it) for it in node.items]
+        return None if any(p is None for p in parts) else alt(*parts)  # type: ignore[arg-type]
+    if isinstance(node, Lit):
+        try:
+            text = json.loads(node.text)
+        except ValueError:
+            return None
+        return lit(text) if isinstance(text, str) else None
+    quote = Lit('"')
+    if isinstance(node, Seq) and len(node.items) == 3 and node.items[0] == quote == node.items[2]:
+        body = node.items[1]
+        return body.item if isinstance(body, Enc) else None
+    return None
+
+
 def _string_schema_language(t: Context, loc: Loc) -> Node | None:
     s = loc.schema
     if s is True:
@@ -197,6 +232,11 @@ def _string_schema_language(t: Context, loc: Loc) -> Node | None:
     if s is False:
         return NEVER
     flat = t.conjuncts([loc])
+    if any(isinstance(f.schema, dict) and {"anyOf", "oneOf"} & set(f.schema) for f in flat):
+        # branches of string schemas: the strings the translator makes of them, read back decoded
+        node = _decoded(t.value([loc, Loc({"type": "string"}, loc.ptr, loc.base)], 0))
+        if node is not None:
+            return node
     langs: list[Node] = []
     lo, hi = 0, None
     for f in flat:
