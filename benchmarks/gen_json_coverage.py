@@ -248,7 +248,7 @@ ROWS = [
         "DFA), numeric bounds, an integral multipleOf (the non-multiples of at most 15 significant digits), "
         "min/maxProperties, min/maxItems, items/prefixItems, contains, dependencies, "
         "if/then/else, an asserted format in exact mode whose automaton is its RFC grammar (date, date-time, time, "
-        "ipv4, ipv6, uri, uri-reference, iri, iri-reference, json-pointer, relative-json-pointer: "
+        "ipv4, ipv6, json-pointer, relative-json-pointer: "
         "a complemented DFA), anyOf/allOf/oneOf/not/$ref of those (any depth; $ref hops cut a recursive one); "
         "unknown keywords and unasserted formats are annotations",
         {"type": "string", "not": {"pattern": "^a"}},
@@ -258,7 +258,7 @@ ROWS = [
         "not (other forms)",
         U,
         "a decimal multipleOf, an asserted format in the generation policy or of a documented subset (hostname, email, "
-        "idn-*, regex) or read more widely by validators (duration as ISO 8601, uuid, uri-template), uniqueItems (duplicates are "
+        "idn-*, regex) or read more widely by validators (duration as ISO 8601, uuid, uri-template, the uri family), uniqueItems (duplicates are "
         "not a regular language), a recursive $ref, "
         "items after prefixItems, min/maxContains",
         {"type": "number", "not": {"multipleOf": 0.5}},

@@ -183,11 +183,10 @@ def _group_negation(t: Context, g: dict, loc: Loc, depth: int) -> Any:
 # exactly the strings that break them. Not the documented subsets (hostname and the names built on it,
 # without A-labels; idn-*; regex, literal text only), whose complement would hold valid names, nor
 # what validators read more widely: uuid (extra hyphens), uri-template (a stray %), duration (as
-# ISO 8601: P4DT.2H)
+# ISO 8601: P4DT.2H), the uri family (an empty host before an empty port, //:/b)
 COMPLEMENTED_FORMATS = frozenset(
     {
-        "date", "date-time", "time", "ipv4", "ipv6", "uri", "uri-reference",
-        "iri", "iri-reference", "json-pointer", "relative-json-pointer",
+        "date", "date-time", "time", "ipv4", "ipv6", "json-pointer", "relative-json-pointer",
     }
 )  # fmt: skip
 

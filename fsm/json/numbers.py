@@ -108,7 +108,7 @@ def number_language(t: Context, schemas: list[Loc], integer: bool) -> Node:
         return NEVER
     if integral:
         # an integer is a multiple of p/q (lowest terms) when it is one of p
-        node = integer_node(b, _digits(t))
+        node = integer_node(b, _digits(t, divisors or negated))
         ms = {q.numerator: f for q, f in divisors if q.numerator != 1}
         extra = [_multiples(t, m, 0, f) for m, f in sorted(ms.items())]
         if negated:
@@ -121,7 +121,7 @@ def number_language(t: Context, schemas: list[Loc], integer: bool) -> Node:
         # draft 4's integer type is the numbers written without a fraction (1.0 is not one)
         draft4 = integer and t is not None and t.draft <= 4
         return zero_fraction(node) if t is not None and t.policy.number_spellings and not draft4 else node
-    node = number_node(b, _digits(t))
+    node = number_node(b, _digits(t, divisors or negated))
     if node == NEVER:
         return node
     extra = [NON_INTEGRAL] if non_integral else []
@@ -145,10 +145,12 @@ def number_language(t: Context, schemas: list[Loc], integer: bool) -> Node:
 EXACT_INTEGER_DIGITS = 308
 
 
-def _digits(t: Context | None) -> int:
-    """How many integer digits an open side allows: any a double holds in exact mode, else the cap
+def _digits(t: Context | None, multiples: object = None) -> int:
+    """How many integer digits an open side allows: any a double holds in exact mode, else (and
+    beside a multipleOf, whose remainder automaton multiplies with each digit position) the cap
     generation keeps (`automata.numbers.MAX_INTEGER_DIGITS`)."""
-    return EXACT_INTEGER_DIGITS if t is not None and t.policy.exact else MAX_INTEGER_DIGITS
+    exact = t is not None and t.policy.exact and not multiples
+    return EXACT_INTEGER_DIGITS if exact else MAX_INTEGER_DIGITS
 
 
 def _uncapped_integers(b: Bounds) -> Node:
