@@ -700,12 +700,16 @@ def test_one_of_exclusive_by_the_keys_this_library_generates(vocab, tokenizer):
     assert [accepts(index, compact(d), tokenizer) for d in docs] == [True, True, False]
 
 
-def test_unsupported_not_in_property_names_names_the_users_keyword():
+def test_not_in_property_names_is_exact_or_names_the_users_keyword():
     schema = {
         "type": "object",
-        "propertyNames": {"not": {"enum": ["a"]}},
+        "propertyNames": {"not": {"multipleOf": 0.5}},
         "additionalProperties": {"type": "integer"},
     }
+    with pytest.raises(UnsupportedSchema) as err:
+        JsonSchema(schema).to_regex()
+    assert err.value.keyword == "not" and "at /propertyNames/not is not supported" in str(err.value)
+    schema["propertyNames"] = {"not": {"enum": ["a"]}}
     # a negated enum is an anyOf of the other types and the other strings: the strings it makes
     dfa = JsonSchema(schema).to_dfa()
     assert dfa.accepts(b'{"b":1}') and not dfa.accepts(b'{"a":1}')
