@@ -302,10 +302,18 @@ ROWS = [
         "test_json_schema.py::test_refs_defs_anchors_and_ids",
     ),
     (
-        "$dynamicRef / $recursiveRef",
+        "$dynamicRef",
+        P,
+        "as $ref when the document has at most one $dynamicAnchor of its (plain-name) fragment: the dynamic "
+        "scope's outermost anchor is then the static target",
+        {"$dynamicAnchor": "x", "type": "array", "items": {"$dynamicRef": "#x"}, "maxItems": 2},
+        "test_json_external_gaps.py::test_a_dynamic_ref_with_one_dynamic_anchor_is_a_ref",
+    ),
+    (
+        "$dynamicRef (several anchors) / $recursiveRef",
         U,
-        "",
-        {"$dynamicRef": "#x"},
+        "the target depends on the dynamic scope",
+        {"$defs": {"a": {"$dynamicAnchor": "x"}, "b": {"$dynamicAnchor": "x"}}, "$dynamicRef": "#x"},
         "test_json_suite.py::test_invalid_instances_rejected_valid_ones_accepted_or_explained",
     ),
     (

@@ -197,3 +197,49 @@ class Expansion:
             yield
         finally:
             self._keys.pop()
+
+
+_DATA = frozenset(("enum", "const", "default", "examples"))  # values, not schemas: never rewritten
+
+
+def static_dynamic_refs(schema: Any) -> Any:
+    """``schema`` with each ``$dynamicRef`` that resolves as a ``$ref`` would written as one.
+
+    A ``$dynamicRef`` looks for the outermost schema in the dynamic scope with the same-named
+    ``$dynamicAnchor`` only when its static target has one: with at most one ``$dynamicAnchor`` of
+    that name in the whole document (and a plain-name fragment), the outermost is the static target,
+    so the reference is static (draft 2020-12, section 8.2.3.2). Others stay, and stay unsupported.
+
+    >>> s = {"$dynamicAnchor": "n", "items": {"$dynamicRef": "#n"}}
+    >>> static_dynamic_refs(s)["items"]
+    {'$ref': '#n'}
+    """
+    counts: dict[str, int] = {}
+
+    def count(x: Any) -> None:
+        if isinstance(x, dict):
+            name = x.get("$dynamicAnchor")
+            if isinstance(name, str):
+                counts[name] = counts.get(name, 0) + 1
+            for k, v in x.items():
+                if k not in _DATA:
+                    count(v)
+        elif isinstance(x, list):
+            for v in x:
+                count(v)
+
+    def rewrite(x: Any) -> Any:
+        if isinstance(x, list):
+            return [rewrite(v) for v in x]
+        if not isinstance(x, dict):
+            return x
+        out = {k: (v if k in _DATA else rewrite(v)) for k, v in x.items()}
+        ref = out.get("$dynamicRef")
+        if isinstance(ref, str) and "$ref" not in out and "#" in ref:
+            name = ref.split("#", 1)[1]
+            if name and not name.startswith("/") and counts.get(name, 0) <= 1:
+                out = {("$ref" if k == "$dynamicRef" else k): v for k, v in out.items()}
+        return out
+
+    count(schema)
+    return rewrite(schema)

@@ -35,6 +35,7 @@ The generation policy:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import warnings
@@ -49,7 +50,7 @@ from ..vocabulary import Vocabulary
 from .context import Loc, short_pointer
 from .lark_writer import to_lark
 from .policy import EXACT, generation
-from .refs import DRAFTS, NeedsGrammar, draft_of
+from .refs import DRAFTS, NeedsGrammar, draft_of, static_dynamic_refs
 from .strategy import compile_index
 from .strings import check_pattern_texts
 from .translator import Mode, Translator
@@ -111,6 +112,9 @@ class JsonSchema:
             raise SchemaError(f"draft must be one of {', '.join(map(str, DRAFTS))}, got {draft!r}")
         # the draft decides which keywords exist and how $ref treats its siblings
         self.draft = draft if draft is not None else draft_of(self.schema)
+        if self.draft >= 2020:
+            with contextlib.suppress(RecursionError):  # too deep: left as written (translation says so)
+                self.schema = static_dynamic_refs(self.schema)
         if whitespace == "compact":
             self.indent = None
         elif whitespace == "pretty":

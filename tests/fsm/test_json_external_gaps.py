@@ -217,3 +217,32 @@ def test_one_of_closed_objects_beside_an_any_of_are_told_apart(tag, extra):
     index = fsm.compile(JsonSchema(schema, exact=True), BYTES, cache=False)
     doc = {tag: None, **extra}
     assert accepts(index, compact(doc)) == v.is_valid(doc), doc
+
+
+NESTED = st.recursive(
+    st.integers(-3, 9) | st.text("ab", max_size=2), lambda c: st.lists(c, max_size=3), max_leaves=8
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    top=st.integers(0, 6),
+    max_items=st.integers(1, 3),
+    pointer=st.booleans(),
+    docs=st.lists(NESTED, min_size=3, max_size=6),
+)
+def test_a_dynamic_ref_with_one_dynamic_anchor_is_a_ref(top, max_items, pointer, docs):
+    """``$dynamicRef`` with a single ``$dynamicAnchor`` of its name in the document resolves
+    statically (recursive here: a rule of the pushdown automaton); the anchor named by a plain-name
+    fragment, or a $defs entry holding it."""
+    node = {
+        "$dynamicAnchor": "node",
+        "type": "array",
+        "maxItems": max_items,
+        "items": {"anyOf": [{"type": "integer", "maximum": top}, {"$dynamicRef": "#node"}]},
+    }
+    schema = {"$defs": {"n": node}, "$ref": "#/$defs/n"} if pointer else node
+    v = validator(schema)
+    index = fsm.compile(JsonSchema(schema, exact=True), BYTES, cache=False)
+    for doc in docs:
+        assert accepts(index, compact(doc)) == v.is_valid(doc), (schema, doc)
