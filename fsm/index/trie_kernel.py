@@ -43,6 +43,10 @@ from .steps import Steps, _chain_to_expand, _uniform_chain
 # Past this share of trie nodes inside multi-byte characters, a walk expands the states inside
 # the characters of a whole chain up front (Gemma's 262k vocabulary: 49 %; SmolLM2's: 1 %).
 MULTIBYTE_SHARE = 0.1
+# Subtrees of at most this many nodes are walked, not tried as chains: a chain tried (passed or
+# not) costs ~150 ns, visiting a node ~10; a pattern inside a string (a UUID) tried thousands of
+# small subtrees per row, 1 -> 2 ms per row against 1 ms with no chains at all.
+CHAIN_MIN_NODES = 32
 
 
 @numba.njit(cache=True, nogil=True)
@@ -102,10 +106,15 @@ def _walk(
                 continue
             # a chain can only pass when this node's own byte takes the uniform step (or starts a
             # multi-byte character of a subtree of whole characters): the rest skip the check
-            if size[j] > 2 and (not known[sp] or s2 == steps[sp] or (whole[j] and label[j] >= 0x80)):
+            if size[j] > CHAIN_MIN_NODES and (not known[sp] or s2 == steps[sp] or (whole[j] and label[j] >= 0x80)):
                 by_chars = whole[j]
                 h = char_height[j] if by_chars else height[j]
-                if _uniform_chain(
+                # the chain's first step, checked here: a failed call per node (a pattern inside a
+                # string fails at nearly every node) cost 4x the rest of the walk
+                off = (sub_bytes[j, 0] & ~masks[sp, 0]) | (sub_bytes[j, 1] & ~masks[sp, 1])
+                if not by_chars:
+                    off |= (sub_bytes[j, 2] & ~masks[sp, 2]) | (sub_bytes[j, 3] & ~masks[sp, 3])
+                if (not known[sp] or off == 0) and _uniform_chain(
                     table,
                     byte_class,
                     n_labels,
