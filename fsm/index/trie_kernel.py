@@ -106,7 +106,9 @@ def _walk(
                 continue
             # a chain can only pass when this node's own byte takes the uniform step (or starts a
             # multi-byte character of a subtree of whole characters): the rest skip the check
-            if size[j] > CHAIN_MIN_NODES and (not known[sp] or s2 == steps[sp] or (whole[j] and label[j] >= 0x80)):
+            if size[j] > CHAIN_MIN_NODES and (
+                not known[sp] or s2 == steps[sp] or (whole[j] and label[j] >= 0x80)
+            ):
                 by_chars = whole[j]
                 h = char_height[j] if by_chars else height[j]
                 # the chain's first step, checked here: a failed call per node (a pattern inside a
