@@ -8,11 +8,11 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given, reject, settings
 from hypothesis import strategies as st
 
 from fsm.automata import node_to_char_dfa
-from fsm.errors import UnsupportedSchema
+from fsm.errors import SpecTooComplex, UnsupportedSchema
 from fsm.json.patterns import pattern_node
 
 ATOMS = st.sampled_from(["a", "b", "[ab]", ".", "a*", "b+", "(?:ab|b)", "c?", "\\d"])
@@ -39,7 +39,14 @@ TEXTS = st.lists(st.sampled_from(["a", "b", "c", "1", "ab", "\n"]), max_size=6).
 @settings(max_examples=300, deadline=None)
 @given(pattern=PATTERNS, texts=st.lists(TEXTS, min_size=10, max_size=10))
 def test_lookaheads_accept_exactly_what_re_search_matches(pattern, texts):
-    d = node_to_char_dfa(pattern_node(pattern))
+    try:
+        d = node_to_char_dfa(pattern_node(pattern))
+    except SpecTooComplex:
+        # a few generated nestings of negative lookaheads blow the complement up past the budget: a
+        # clear refusal in bounded time is right for them (tests/fsm/test_budgets.py); this test is
+        # about the patterns that compile (once, under CI load, one took the whole 10 s and
+        # hypothesis then spent 5 minutes shrinking it)
+        reject()
     for text in [*texts, "", "a", "ab", "ba", "abc", "b1"]:
         ok = d is not None and d.accepts(text)
         found = re.search(pattern, text) is not None
