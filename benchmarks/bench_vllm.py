@@ -2,9 +2,11 @@
 
 16 requests in one batch, each with a different JSONSchemaBench schema (the first schema of each of
 the first 16 subsets in tests/data/jsonschemabench), chat prompt "reply with a JSON document",
-greedy, ``max_tokens=128``, on the default model. One engine per structured-output backend, each in
-a child process (the engine in-process, so timings can be read), loaded with our
-`guide.vllm.LogitsProcessor` registered beside it. In each engine the batch runs unconstrained and
+greedy, ``max_tokens=128``, on the default model. With ``--queue Q`` each schema is requested Q
+times (Q different prompts) and the engine runs at most 16 rows at once, so a finished row's place is
+taken by a waiting request — a loaded server's batch, which stays full until the queue drains. One
+engine per structured-output backend, each in a child process (the engine in-process, so timings
+can be read), loaded with our `guide.vllm.LogitsProcessor` registered beside it. In each engine the batch runs unconstrained and
 with that engine's modes, interleaved, ``--reps`` times, medians reported:
 
 - ``processor``: our logits processor (``guide_json_schema`` in ``extra_args``), in the guide and
@@ -15,11 +17,12 @@ with that engine's modes, interleaved, ``--reps`` times, medians reported:
 Columns:
 
 - tok/s: output tokens of the batch / wall time of ``LLM.generate``;
-- ms/step: wall time / the longest output's tokens (the batch's time per decode step). Rows that end
-  early leave the batch, so tok/s also counts how soon outputs finish (fewer rows per step, similar
-  cost per step on a CPU) and where each engine's outputs stop (our JSON is compact, xgrammar's
-  whitespace is free): ms/step is the per-step cost compared alone; "/unc" divides it by the same
-  engine's unconstrained ms/step (engines run at different times on a shared machine);
+- ms/step: wall time / the engine's steps (``LLMEngine.step`` calls: the batch's time per decode
+  step). In one batch (``--queue 1``) rows that end early leave it, so tok/s also counts how soon
+  outputs finish (fewer rows per step) and where each engine's outputs stop (our JSON is compact,
+  xgrammar's whitespace is free); with a queue the batch stays full and tok/s is the server's
+  throughput. ms/step is the per-step cost compared alone; "/unc" divides it by the same engine's
+  unconstrained ms/step (engines run at different times on a shared machine);
 - so ms/step: time inside structured output per engine step — for backends vLLM's
   ``grammar_bitmask`` (every row's mask, computed by the scheduler) plus ``accept_tokens``; for the
   processor its ``apply`` (catch-up + fill + apply). It does not depend on where outputs stop;
@@ -32,7 +35,7 @@ Columns:
 Schemas any mode of an engine refuses are left out of that engine's batch for every mode (listed).
 
     make test-vllm   # builds .venv-vllm (and installs the plugin's entry point)
-    .venv-vllm/bin/python benchmarks/bench_vllm.py [--reps 1] [--engines guide xgrammar guidance outlines]
+    .venv-vllm/bin/python benchmarks/bench_vllm.py [--reps 1] [--queue 1] [--engines guide xgrammar ...]
 """
 
 from __future__ import annotations
@@ -100,7 +103,19 @@ class _Clock:
             v.clear()
 
 
-def child(engine: str, reps: int, max_tokens: int) -> dict:
+PROMPTS = [
+    "Reply with a short JSON document.",
+    "Reply with one example JSON document.",
+    "Write a JSON document, briefly.",
+    "Give a small JSON example.",
+    "Answer with a compact JSON document.",
+    "Produce an example JSON document.",
+    "Respond with JSON only: one short document.",
+    "Show one JSON document.",
+]
+
+
+def child(engine: str, reps: int, max_tokens: int, queue: int = 1) -> dict:
     """Load one engine with ``engine`` as its backend and our processor; run its modes interleaved."""
     os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
     os.environ["GUIDE_FSM_CACHE"] = "off"  # the admission pass compiles every schema cold
@@ -124,14 +139,23 @@ def child(engine: str, reps: int, max_tokens: int) -> dict:
         dtype="float32",
         seed=0,
         structured_outputs_config=config,
+        max_num_seqs=16,
     )
     load = time.perf_counter() - t
+    engine_steps = [0]
+    step = llm.llm_engine.step
+
+    def counted_step(*a, **k):
+        engine_steps[0] += 1
+        return step(*a, **k)
+
+    llm.llm_engine.step = counted_step
     tok = llm.get_tokenizer()
-    prompt = tok.apply_chat_template(
-        [{"role": "user", "content": "Reply with a short JSON document."}],
-        tokenize=False,
-        add_generation_prompt=True,
-    )
+    prompts = [
+        tok.apply_chat_template([{"role": "user", "content": p}], tokenize=False, add_generation_prompt=True)
+        for p in PROMPTS
+    ]
+    prompt = prompts[0]
     modes = MODES[engine]
 
     def params(mode: str, schema: dict, n: int = max_tokens) -> SamplingParams:
@@ -164,17 +188,21 @@ def child(engine: str, reps: int, max_tokens: int) -> dict:
         if ok:
             kept.append((name, schema))
     runs: dict[str, list[dict]] = {m: [] for m in ["unconstrained", *modes]}
+    requests = [(prompts[i % len(prompts)], s) for i in range(queue) for _, s in kept]
     for _ in range(reps):
         for mode in runs:
             clock.clear()
             processor_timings().clear()
+            engine_steps[0] = 0
             t = time.perf_counter()
-            outs = llm.generate([prompt] * len(kept), [params(mode, s) for _, s in kept], use_tqdm=False)
+            outs = llm.generate(
+                [p for p, _ in requests], [params(mode, s) for _, s in requests], use_tqdm=False
+            )
             wall = time.perf_counter() - t
             o = [x.outputs[0] for x in outs]
             tokens = sum(len(x.token_ids) for x in o)
-            finished = [(x, s) for x, (_, s) in zip(o, kept, strict=True) if x.finish_reason == "stop"]
-            steps = max(len(x.token_ids) for x in o)
+            finished = [(x, s) for x, (_, s) in zip(o, requests, strict=True) if x.finish_reason == "stop"]
+            steps = engine_steps[0]
             if mode == "processor":
                 so = sum(processor_timings().mask_seconds)
             else:
@@ -194,7 +222,7 @@ def child(engine: str, reps: int, max_tokens: int) -> dict:
     return {
         "engine": engine,
         "load_s": load,
-        "n": len(kept),
+        "n": len(requests),
         "refused": refused,
         "compile_ms": compile_ms,
         "runs": runs,
@@ -210,11 +238,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--engines", nargs="+", default=list(MODES), choices=list(MODES))
     ap.add_argument("--reps", type=int, default=1)
     ap.add_argument("--max-tokens", type=int, default=128)
+    ap.add_argument("--queue", type=int, default=1, help="requests per schema (a full batch while they wait)")
     ap.add_argument("--json", help="also write every engine's raw results to this file")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.child:
-        print("RESULT " + json.dumps(child(a.child, a.reps, a.max_tokens)))
+        print("RESULT " + json.dumps(child(a.child, a.reps, a.max_tokens, a.queue)))
         return
     print(
         f"{'engine':9} {'mode':13} {'n':>3} {'tok/s':>7} {'ms/step':>8} {'/unc':>5} {'so ms/step':>10} "
@@ -232,6 +261,8 @@ def main(argv: list[str] | None = None) -> None:
             str(a.reps),
             "--max-tokens",
             str(a.max_tokens),
+            "--queue",
+            str(a.queue),
         ]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         line = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
