@@ -556,7 +556,7 @@ DIALECTS = [
     "| `\\uXXXX` | code point | code point | — | code point | code point |",
     "| `\\u{H...}`, `\\x{H...}` | — | `\\u{}` with `u` | `\\x{}` | code point | code point |",
     "| `\\p{..}`, `\\P{..}` | — | with `u` | yes | general categories (`L`, `Lu`, `Nd`, `Letter`, `gc=P`...) from `unicodedata`; scripts and binary properties: `RegexError` | same; else `UnsupportedSchema` |",
-    "| `\\d \\w \\s` | Unicode | ASCII (`\\s`: Unicode spaces) | ASCII | ASCII (`re.ASCII`) | ASCII members; `\\D \\W \\S` exclude the Unicode ones too (what every reading agrees on) |",
+    "| `\\d \\w \\s` | Unicode | ASCII (`\\s`: Unicode spaces) | ASCII | ASCII (`re.ASCII`) | ECMA's: `\\d \\w` ASCII, so `\\D \\W` hold every non-ASCII character; `\\s` ECMA's Unicode spaces (U+00A0, U+FEFF, U+2028...) |",
     "| `.` | not `\\n` | no line terminator | not `\\n` | not `\\n` | no line terminator |",
     "| `(?i)`, `(?s)` | flags | — (outside the pattern) | flags | ASCII case folding, dot-all | same |",
     "| `(?m)`, `(?x)` | flags | — | flags | `RegexError` | `UnsupportedSchema` |",

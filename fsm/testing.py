@@ -235,3 +235,48 @@ def sample_char_dfa(d: CharDFA, rnd: RandomSource, max_len: int = 200, stop: flo
         c = rnd.choice([lo, hi, rnd.randint(lo, min(hi, lo + 300))])
         out.append(chr(c))
         s = t
+
+
+_ECMA_SPACES = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+_ECMA_IN_CLASS = {"d": "0-9", "w": "A-Za-z0-9_", "s": _ECMA_SPACES}
+
+
+def ecma_search(pattern: str, text: str) -> bool:
+    """Whether the ECMA-262 regex ``pattern`` (no flags) finds a match in ``text``: a reference for
+    tests, run by Python's ``re`` once ``\\d \\w \\s`` (and their negations), ``.`` and ``$`` are
+    rewritten to ECMA's meaning. Negated categories inside a class raise ValueError.
+
+    >>> ecma_search(r"^\\D$", "\\u07c0"), ecma_search(r"^\\s$", "\\ufeff"), ecma_search(r"^\\w$", "é")
+    (True, True, False)
+    """
+    import re
+
+    out, i, in_class = [], 0, False
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\" and i + 1 < len(pattern):
+            nxt = pattern[i + 1]
+            if nxt.lower() in _ECMA_IN_CLASS:
+                members = _ECMA_IN_CLASS[nxt.lower()]
+                if in_class and nxt.isupper():
+                    raise ValueError(f"\\{nxt} inside a class")
+                out.append(members if in_class else f"[{'^' if nxt.isupper() else ''}{members}]")
+            else:
+                out.append(pattern[i : i + 2])
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]" or out[-1] in ("[", "[^")
+        elif ch == "[":
+            in_class = True
+            if pattern[i + 1 : i + 2] == "^":
+                out.append("[^")
+                i += 2
+                continue
+        elif ch == ".":
+            ch = "[^\n\r\u2028\u2029]"
+        elif ch == "$":
+            ch = r"\Z"
+        out.append(ch)
+        i += 1
+    return re.search("".join(out), text) is not None

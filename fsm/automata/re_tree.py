@@ -6,9 +6,9 @@ partitions) instead of a pure-Python character-FSM library whose cost grows quad
 pattern size.
 
 `Flavor.ASCII` is exact ``re.ASCII`` full-match semantics (regex specs). `Flavor.ECMA` is a JSON
-Schema ``pattern`` (ECMA-262): where Python and ECMA disagree it keeps to what both accept —
-``\\d``, ``\\w``, ``\\s`` emit ASCII members only, while ``\\D``, ``\\W``, ``\\S`` and negated
-classes exclude the Unicode members too; ``.`` excludes every line terminator; with ``search``,
+Schema ``pattern`` (ECMA-262 without the ``u`` flag): ``\\d`` and ``\\w`` are ASCII, so ``\\D`` and
+``\\W`` hold every non-ASCII character; ``\\s`` is ECMA's WhiteSpace and LineTerminator (U+00A0,
+U+FEFF, U+2028...), ``\\S`` its complement; ``.`` excludes every line terminator; with ``search``,
 unanchored ends match anything (``re.search``) and ``$`` does not admit a trailing newline.
 Lookaheads are intersections (`lookaround`); backreferences, lookbehinds, word boundaries, anchors
 in the middle, possessive and atomic groups raise `Untranslatable`.
@@ -29,7 +29,6 @@ except ImportError:  # pragma: no cover - Python 3.10
 
 import enum
 import re
-from functools import cache
 
 from .language import EMPTY, Cls, Node, alt, cls, lit, opt, rep, seq
 from .lookaround import has_lookaround, translate_with_lookarounds
@@ -73,26 +72,28 @@ _ASCII_CATEGORIES = {  # re.ASCII: exactly the ASCII members, negations their co
 }
 
 
-@cache
-def _unicode_class(escape: str) -> Ranges:
-    """Every code point Python's ``re`` puts in ``\\d``/``\\w``/``\\s`` (str patterns), plus ECMA's spaces."""
-    everything = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF)
-    found = set(re.findall(escape, everything))
-    if escape == r"\s":
-        found |= set(_ECMA_SPACE)
-    return _ranges_of(found)
+_ECMA_CATEGORIES = {  # ECMA-262 without the u flag: \d \w ASCII, \s its WhiteSpace and LineTerminators
+    "d": _ASCII_CLASSES["d"],
+    "w": _ASCII_CLASSES["w"],
+    "s": _ranges_of(_ECMA_SPACE),
+}
 
 
 def _ecma_category(cat, over: bool) -> Ranges:
-    """A category's members: ``over=False`` those every engine accepts, ``over=True`` any engine's."""
+    """A category's members as ECMA-262 reads them (``over`` is not used: one reading).
+
+    ``\\d`` and ``\\w`` are ASCII only, so ``\\D`` and ``\\W`` hold every non-ASCII character (an NKO
+    digit, ``é``); ``\\s`` is WhiteSpace and LineTerminator (U+00A0, U+FEFF, U+2028, the Zs spaces...).
+
+    >>> _ecma_category(_c.CATEGORY_NOT_DIGIT, False)[:2]
+    ((0, 47), (58, 55295))
+    """
     name = str(cat).upper()
     kind = "d" if "DIGIT" in name else "w" if "WORD" in name else "s" if "SPACE" in name else None
     if kind is None:
         raise UnknownCategory(f"regex category {cat}", f"regex category {cat} is not supported")
-    if "NOT" not in name:
-        return _unicode_class("\\" + kind) if over else _ASCII_CLASSES[kind]
-    # a negated category: the complement of the other approximation
-    return complement(_ASCII_CLASSES[kind]) if over else complement(_unicode_class("\\" + kind))
+    members = _ECMA_CATEGORIES[kind]
+    return complement(members) if "NOT" in name else members
 
 
 def _ascii_category(cat, over: bool) -> Ranges:
@@ -105,8 +106,9 @@ def _ascii_category(cat, over: bool) -> Ranges:
 class Flavor(enum.Enum):
     """Which regex dialect a pattern is read in (see the module docstring).
 
-    ``ECMA_WIDEST`` is the other bound of a JSON Schema ``pattern``: what *any* of the readings
-    (Python's, ECMA's) may match — its complement is what no reading matches.
+    ``ECMA_WIDEST`` is the other bound of a JSON Schema ``pattern``, read where it is negated: its
+    ``$`` also admits Python's final newline (so a negation never admits what Python's ``$``
+    matches); its categories are ECMA's, as in ``ECMA``.
     """
 
     ASCII = "ascii"
@@ -156,10 +158,7 @@ class Translator:
         ecma = flavor is Flavor.ECMA
         self._widest = flavor is Flavor.ECMA_WIDEST
         self._dot = normalize_ranges(complement(_LINE_TERMINATORS) if ecma else ((0, 9), (11, 0x10FFFF)))
-        if self._widest:  # every engine's members: the other approximation of each category
-            self._category = lambda cat, negate: _ecma_category(cat, not negate)
-        else:
-            self._category = _ecma_category if ecma else _ascii_category
+        self._category = _ecma_category if ecma or self._widest else _ascii_category
         # ECMA has no inline flags: (?m) would turn the search anchors into line anchors
         self._rejected_flags = re.MULTILINE | re.VERBOSE if ecma or self._widest else 0
         self._dual: Translator | None = None

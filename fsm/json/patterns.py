@@ -62,9 +62,10 @@ def _cached(pattern: str, search: bool, widest: bool) -> Node:
 def pattern_node(pattern: str, search: bool = True, widest: bool = False) -> Node:
     """The decoded strings ``pattern`` accepts: ``re.search`` semantics, or full match with ``search=False``.
 
-    Where Python and ECMA-262 read a pattern differently (``\\d`` on non-ASCII digits, ``.`` on
-    ``\\r``), the strings both readings match; with ``widest``, those either reading matches (so its
-    complement is what no reading matches).
+    Categories as ECMA-262 reads them (``\\d`` ASCII, ``\\D`` every other character, ``\\s`` its
+    Unicode spaces); where Python's ``.`` and ``$`` read wider (``\\r``, a final newline), the strings
+    both readings match; with ``widest``, those either reading matches (so its complement is what
+    no reading matches).
 
     >>> import re
     >>> from fsm.automata import to_regex
