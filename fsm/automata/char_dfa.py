@@ -158,6 +158,52 @@ def complement_dfa(dfa: CharDFA) -> CharDFA:
     return CharDFA(edges, [not a for a in dfa.accepting] + [True])
 
 
+def minimize_dfa(dfa: CharDFA) -> CharDFA:
+    """The minimal DFA of a trimmed ``dfa`` (Moore's partition refinement over range edges); its
+    state 0 is never re-entered, so it can be spliced in at a state with edges of its own.
+
+    >>> from fsm.automata import alt, lit, node_to_char_dfa, rep
+    >>> d = node_to_char_dfa(alt(lit("ab"), lit("cb"), rep(lit("x"), 1, 3)))
+    >>> m = minimize_dfa(d)
+    >>> len(d), len(m), [m.accepts(s) for s in ("ab", "cb", "xxx", "a", "xxxx")]
+    (8, 5, [True, True, True, False, False])
+    """
+    n = len(dfa)
+    part = [int(a) for a in dfa.accepting]
+    count = len(set(part))
+
+    def row(q: int, part: list[int]) -> tuple:
+        out: list[list[int]] = []
+        for lo, hi, t in dfa.edges[q]:
+            if out and out[-1][1] + 1 == lo and out[-1][2] == part[t]:
+                out[-1][1] = hi
+            else:
+                out.append([lo, hi, part[t]])
+        return tuple(map(tuple, out))
+
+    while True:
+        ids: dict[tuple, int] = {}
+        new = [ids.setdefault((part[q], row(q, part)), len(ids)) for q in range(n)]
+        part = new
+        if len(ids) == count:
+            break
+        count = len(ids)
+    # number the blocks from state 0's, then give the start a copy of its own if it is re-entered
+    order = {part[0]: 0}
+    for q in range(n):
+        order.setdefault(part[q], len(order))
+    rep_of = {}
+    for q in range(n):
+        rep_of.setdefault(order[part[q]], q)
+    re_entered = any(order[part[t]] == 0 for q in range(n) for _, _, t in dfa.edges[q])
+    shift = 1 if re_entered else 0
+    edges = [[(lo, hi, order[b] + shift) for lo, hi, b in row(rep_of[i], part)] for i in range(len(order))]
+    accepting = [dfa.accepting[rep_of[i]] for i in range(len(order))]
+    if re_entered:
+        edges, accepting = [edges[0], *edges], [accepting[0], *accepting]
+    return CharDFA([list(e) for e in edges], accepting)
+
+
 def trim_dfa(dfa: CharDFA, budget: Budget | None = None) -> CharDFA | None:
     """Keep states reachable from 0 that can reach acceptance; None if the language is empty.
     ``budget``: the construction's deadline, checked as it goes (a product to trim can be big).

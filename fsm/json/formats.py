@@ -19,6 +19,7 @@ from __future__ import annotations
 from ..automata import ANY_CHAR, And, Cls, Node, rep
 from .idn import idn_email, idn_hostname
 from .patterns import pattern_node
+from .regex_format import regex_format
 
 _YEAR = r"(?:000[1-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-9][0-9]{3})"
 _MONTH_DAY = (
@@ -205,6 +206,8 @@ def format_node(name: str, rfc: bool = False) -> Node | None:
         return idn_hostname(HOSTNAME, _LABEL_RFC)
     if rfc and name == "idn-email":
         return idn_email(_ADDRESS_LITERAL, HOSTNAME, _LABEL_RFC)
+    if rfc and name == "regex":
+        return regex_format()  # a regular subset of the ECMA-262 pattern grammar
     rx = (RFC_FORMATS if rfc else FORMATS).get(name)
     if rx is None:
         return None
