@@ -28,7 +28,7 @@ from .any_value import AnyValueBlock
 from .budget import Budget
 from .build import node_nfa, node_to_dfa
 from .byte_dfa import ByteDFA, codepoint_ranges_between, finish_dfa, utf8_sequences
-from .char_dfa import CharDFA, complement_dfa, minimize_dfa
+from .char_dfa import CharDFA, complement_dfa, minimize_dfa, trim_dfa
 from .estimate import Expansion, check_expansion, expansion_size, largest_part
 from .language import (
     EMPTY,
@@ -149,6 +149,7 @@ __all__ = [
     "small_dfa",
     "to_python_syntax",
     "to_regex",
+    "trim_dfa",
     "unicode_property",
     "utf8_sequences",
 ]

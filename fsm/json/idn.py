@@ -1,89 +1,53 @@
 r"""``idn-hostname`` and ``idn-email`` in exact mode: a subset of IDNA2008 (RFC 5890-5893) and RFC 6531
 that needs no check outside a finite automaton, instead of ASCII host names only.
 
-A U-label here is 1..9 characters, lowercase ASCII letters, digits and inner hyphens (never ``--`` as
-3rd and 4th) and at least one non-ASCII character that IDNA2008 lists as PVALID, is left-to-right
-(so no Bidi rule applies to the name), is no combining mark or conjoining jamo (so the label is in
-NFC and starts with no combiner) and needs no context rule (CONTEXTJ/CONTEXTO are not PVALID). Its
-A-label then fits 63 octets: punycode spends at most 6 digits per character below U+40000. A name
-with such a label has at most 3 labels (so its ASCII form stays under 253 octets), separated by any
-of the four IDNA full stops. Left out (rejected although valid): A-labels (``xn--``: their punycode
-would have to be decoded), right-to-left labels, contextual characters, longer U-labels.
+A U-label here (`idn_rules`) is 1..9 characters: lowercase ASCII letters, digits and inner hyphens
+(never ``--`` as 3rd and 4th) and at least one non-ASCII character that IDNA2008 lists as PVALID,
+CONTEXTJ or CONTEXTO, in context (RFC 5892 appendix A: joiners after a virama or between joining
+letters, the middle dots, keraia, geresh, Arabic-Indic digits), keeping the Bidi rule (RFC 5893) when
+right-to-left, in NFC by construction (no character that composes with its predecessor, viramas the
+only marks, none first). Its A-label then fits 63 octets: punycode spends at most 6 digits per
+character below U+40000. A name with such a label has at most 3 labels (so its ASCII form stays under
+253 octets), separated by any of the four IDNA full stops. Left out (rejected although valid):
+A-labels (``xn--``: their punycode would have to be decoded), other combining marks, longer U-labels.
 
-The code point table comes from the ``idna`` package (what ``jsonschema`` checks ``idn-hostname``
-with); without it U-labels are left out and the names are the ASCII host names. It is built once,
-on first use (a scan of about 130,000 code points, ~0.1 s), not at import.
+The tables come from the ``idna`` package (what ``jsonschema`` checks ``idn-hostname`` with);
+without it U-labels are left out and the names are the ASCII host names. They are built once, on
+first use (~2 s: every code point's decomposition is read), not at import.
 
 >>> from fsm.automata import node_to_char_dfa
 >>> d = node_to_char_dfa(idn_hostname(r"[a-z]+(?:\.[a-z]+){0,4}", r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"))
->>> [d.accepts(s) for s in ("실례.테스트", "a。b", "-é", "ab--é", "a.é.b.c")]
-[True, True, False, False, False]
+>>> [d.accepts(s) for s in ("실례.테스트", "a。b", "-é", "ab--é", "a.é.b.c", "א״ב.com", "א״ב.1com")]
+[True, True, False, False, False, True, False]
 """
 
 from __future__ import annotations
 
-import unicodedata
-from functools import cache
-
-from ..automata import NEVER, And, Node, alt, cls, lit, opt, rep, seq
+from ..automata import ANY_CHAR, And, Cls, Node, alt, cls, lit, rep, seq
+from .idn_rules import labels
 from .patterns import pattern_node
 
-MAX_U_LABEL = 9  # characters: 4 ("xn--") + 1 ("-") + 9 * 6 punycode digits <= 63
 MAX_U_LABELS = 3  # labels of a name holding a U-label: 3 * 63 + 2 <= 253 octets
 _SEPARATORS = cls((0x2E, 0x2E), (0x3002, 0x3002), (0xFF0E, 0xFF0E), (0xFF61, 0xFF61))
-_JAMO = ((0x1100, 0x11FF), (0xA960, 0xA97F), (0xD7B0, 0xD7FF))
-
-
-@cache
-def u_label_chars() -> tuple[tuple[int, int], ...]:
-    """The non-ASCII code points a U-label here may hold, as ranges (empty without ``idna``)."""
-    try:
-        from idna import idnadata, intranges  # optional: jsonschema's format extras install it
-    except ImportError:
-        return ()
-    out: list[list[int]] = []
-    for packed in idnadata.codepoint_classes["PVALID"]:
-        lo, hi = intranges._decode_range(packed)
-        for c in range(max(lo, 0x80), hi):
-            ch = chr(c)
-            if (
-                unicodedata.bidirectional(ch) != "L"
-                or unicodedata.category(ch).startswith("M")
-                or any(a <= c <= b for a, b in _JAMO)
-                or unicodedata.normalize("NFC", ch) != ch
-                or c >= 0x40000
-            ):
-                continue
-            if out and out[-1][1] == c - 1:
-                out[-1][1] = c
-            else:
-                out.append([c, c])
-    return tuple((a, b) for a, b in out)
-
-
-def _u_label() -> Node:
-    """1..`MAX_U_LABEL` characters holding a non-ASCII one, hyphens inside and not 3rd and 4th."""
-    u = cls(*u_label_chars())
-    if u == NEVER:
-        return NEVER
-    inner = alt(u, cls((0x61, 0x7A), (0x30, 0x39)))  # no hyphen
-    x = alt(inner, lit("-"))
-    return And(
-        (
-            seq(inner, opt(seq(rep(x, 0, MAX_U_LABEL - 2), inner))),
-            seq(rep(x, 0, None), u, rep(x, 0, None)),
-            alt(rep(x, 0, 3), seq(x, x, alt(inner, seq(lit("-"), inner)), rep(x, 0, None))),
-        )
-    )
 
 
 def idn_hostname(ascii_names: str, ascii_label: str) -> Node:
     """Host names: ``ascii_names`` (a regex of ASCII names within 253 characters by their own
     counts: no length automaton to pair with), or at most `MAX_U_LABELS` labels, ``ascii_label``
-    ones or U-labels, between any IDNA full stops."""
-    label = alt(pattern_node(ascii_label, search=False), _u_label())
-    names = seq(label, rep(seq(_SEPARATORS, label), 0, MAX_U_LABELS - 1))
-    return alt(pattern_node(ascii_names, search=False), names)
+    ones or U-labels (`idn_rules.labels`), between any IDNA full stops; a name holding a
+    right-to-left label keeps the Bidi rule in every label (an ASCII one starts with a letter)."""
+    names = pattern_node(ascii_names, search=False)
+    found = labels()
+    if found is None:
+        return names
+    plain, ltr, rtl = found
+    ascii_ = pattern_node(ascii_label, search=False)
+    ascii_bidi = And((ascii_, seq(cls((0x41, 0x5A), (0x61, 0x7A)), rep(Cls(ANY_CHAR), 0, None))))
+
+    def up_to_three(label: Node) -> Node:
+        return seq(label, rep(seq(_SEPARATORS, label), 0, MAX_U_LABELS - 1))
+
+    return alt(names, up_to_three(alt(ascii_, plain)), up_to_three(alt(ascii_bidi, ltr, rtl)))
 
 
 def idn_email(literal: str, ascii_names: str, ascii_label: str) -> Node:

@@ -25,7 +25,8 @@ BYTES = fsm.Vocabulary([bytes([i]) for i in range(256)] + [None], eos_token_ids=
 # characters (middle dots, joiners, keraia, geresh), jamo, a disallowed one, an A-label prefix
 PIECES = [
     *"abz09-.。．｡Aé실례테스트ßςα〇ぁ丈Ü",
-    "\u0301", "\u0903", "א", "ب", "٠", "۰", "·", "・", "\u200d", "\u200c", "͵", "׳", "\u1161", "〮", "xn--", "ǅ", "Ⅻ",
+    "\u0301", "\u0903", "א", "ב", "ب", "ي", "۽", "٠", "۰", "·", "・", "\u200d", "\u200c", "͵", "׳", "״", "\u1161",
+    "〮", "xn--", "ǅ", "Ⅻ", "\u094d", "क", "l", "1", "α", "ァ",
 ]  # fmt: skip
 NAMES = st.lists(st.sampled_from(PIECES), min_size=1, max_size=14).map("".join)
 
@@ -66,3 +67,53 @@ def test_plain_idn_hostnames_are_accepted(name):
 )
 def test_plain_idn_emails_are_accepted(address):
     assert accepts(EMAIL, json.dumps(address, ensure_ascii=False))
+
+
+@pytest.mark.parametrize(
+    "name",
+    # the suite's U-labels with context rules and right-to-left letters (RFC 5892 appendix A, RFC 5893)
+    [
+        "۽۾",
+        "l·l",
+        "α͵β",
+        "א׳ב",
+        "א״ב",
+        "・ぁ",
+        "・ァ",
+        "・丈",
+        "ب٠ب",
+        "۰0",
+        "क्\u200dष",
+        "क्\u200cष",
+        "بي\u200cبي",
+        "א.com",
+    ],
+)
+def test_contextual_and_right_to_left_u_labels_are_accepted(name):
+    assert validator({"format": "idn-hostname"}).is_valid(name)
+    assert accepts(HOST, json.dumps(name, ensure_ascii=False)), name
+
+
+@pytest.mark.parametrize(
+    "name",
+    # out of context, a Bidi rule broken, a leading mark, a right-to-left name with a digit-first label
+    [
+        "a·l",
+        "l·",
+        "α͵S",
+        "͵",
+        "A׳ב",
+        "׳ב",
+        "def・abc",
+        "・",
+        "ب٠۰",
+        "क\u200dष",
+        "\u200d",
+        "a\u200cb",
+        "٠ب",
+        "\u094dक",
+        "א.1a",
+    ],
+)
+def test_u_labels_out_of_context_are_rejected(name):
+    assert not accepts(HOST, json.dumps(name, ensure_ascii=False)), name
