@@ -7,15 +7,31 @@ escape the unrestricted string admits, surrogate pairs included.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from itertools import product
 
 from .language import NEVER, Alt, Cls, Lit, Node, Seq, alt, cls, lit, seq
-from .ranges import Ranges, intersect, subtract
+from .ranges import Ranges, intersect, normalize_ranges, subtract
 
 SHORT_ESCAPES = {0x22: '\\"', 0x5C: "\\\\", 0x08: "\\b", 0x0C: "\\f", 0x0A: "\\n", 0x0D: "\\r", 0x09: "\\t"}
 MUST_ESCAPE: Ranges = ((0x00, 0x1F), (0x22, 0x22), (0x5C, 0x5C))
+# ... and those JSON may escape too: the solidus, as \/ (sorted: `intersect` needs sorted ranges)
+MAY_ESCAPE: Ranges = normalize_ranges((*MUST_ESCAPE, (0x2F, 0x2F)))
 HEX: Ranges = ((0x30, 0x39), (0x41, 0x46), (0x61, 0x66))
 HEX_NOT_D: Ranges = ((0x30, 0x39), (0x41, 0x43), (0x45, 0x46), (0x61, 0x63), (0x65, 0x66))
+
+
+@lru_cache(maxsize=4096)
+def escape_split(ranges: Ranges) -> tuple[Ranges, Ranges]:
+    """(the characters of ``ranges`` JSON writes raw, those it may or must write as escapes).
+
+    Memoized: a big object schema builds the same few classes tens of thousands of times (each key
+    and string of every member copy), and this range algebra was a third of its compile time.
+
+    >>> escape_split(((0x20, 0x30),))
+    (((32, 33), (35, 48)), ((34, 34), (47, 47)))
+    """
+    return subtract(ranges, MUST_ESCAPE), intersect(ranges, MAY_ESCAPE)
 
 
 def _hex_digit(d: int) -> Node:
@@ -65,7 +81,7 @@ def encoded_char(ranges: Ranges, full: bool = False) -> Node:
             )
         )
         return alt(*parts)
-    for a, b in intersect(ranges, (*MUST_ESCAPE, (0x2F, 0x2F))):
+    for a, b in intersect(ranges, MAY_ESCAPE):
         for c in range(a, b + 1):
             if c == 0x2F:
                 parts.append(lit("\\/"))

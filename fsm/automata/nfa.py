@@ -21,7 +21,7 @@ from .any_value import AnyValueBlock, scalar_nodes
 from .blocks import CounterBlock, Counters, ProductBlock
 from .budget import NFA_STATE_BYTES, Budget
 from .char_dfa import EMPTY_DFA, MEMO, CharDFA, Edge, auto_dfa, determinize, minus_words, product, trim_dfa
-from .escapes import MUST_ESCAPE, add_any_escape, encoded_char
+from .escapes import add_any_escape, encoded_char, escape_split
 from .language import (
     Alt,
     And,
@@ -39,7 +39,7 @@ from .language import (
     Val,
 )
 from .liveness import live_states
-from .ranges import ANY_CHAR, intersect, normalize_ranges, subtract
+from .ranges import ANY_CHAR, intersect, normalize_ranges
 
 _COUNTER_MIN = 24  # a counted repeat with at least this many optional copies becomes a counter block
 _UNIT_MAX = 64  # ... when its item is a DFA of at most this many states
@@ -276,12 +276,11 @@ class NFA:
         if not enc:
             self.trans[s].extend((a, b, e) for a, b in ranges)
             return
-        raw = subtract(ranges, MUST_ESCAPE)
+        raw, special = escape_split(ranges)
         self.trans[s].extend((a, b, e) for a, b in raw)
         if full and ranges == ANY_CHAR:
             add_any_escape(self, s, e)
             return
-        special = intersect(ranges, (*MUST_ESCAPE, (0x2F, 0x2F)))
         if special:
             # the escapes (dozens of states) are shared by every edge into ``e`` that needs them
             key = (special, e)
