@@ -3,6 +3,7 @@ request on a new schema builds no per-vocabulary table, and warm-up leaves no in
 
 from __future__ import annotations
 
+import gc
 import threading
 
 import numpy as np
@@ -50,7 +51,14 @@ def _serve_without_building_tables(vocab, tokenizer, monkeypatch) -> None:
     assert m.is_accepting()
 
 
-def test_first_request_after_warm_up_builds_no_table(tokenizer, monkeypatch):
+@pytest.fixture
+def unfrozen():
+    """Give the test process its heap back after a warm-up froze it."""
+    yield
+    gc.unfreeze()
+
+
+def test_first_request_after_warm_up_builds_no_table(tokenizer, monkeypatch, unfrozen):
     vocab = fsm.Vocabulary.from_tokenizer(tokenizer)  # a vocabulary no request has used yet
     fsm.clear_memory_cache()
     assert fsm.warm_up(vocab) > 0
@@ -58,7 +66,17 @@ def test_first_request_after_warm_up_builds_no_table(tokenizer, monkeypatch):
     _serve_without_building_tables(vocab, tokenizer, monkeypatch)
 
 
-def test_load_warms_the_vocabulary_up_in_the_background(monkeypatch):
+def test_warm_up_freezes_the_start_up_heap_unless_told_not_to(tokenizer, unfrozen):
+    vocab = fsm.Vocabulary.from_tokenizer(tokenizer)
+    gc.unfreeze()
+    fsm.warm_up(vocab, freeze_gc=False)
+    assert gc.get_freeze_count() == 0
+    held = [[i] for i in range(1000)]  # tracked objects alive at the freeze
+    fsm.warm_up(vocab)
+    assert gc.get_freeze_count() >= len(held)  # a full collection will not walk them again
+
+
+def test_load_warms_the_vocabulary_up_in_the_background(monkeypatch, unfrozen):
     model = guide.load()
     warming = [t for t in threading.enumerate() if t.name == "guide-warm-up"]
     for t in warming:
