@@ -27,7 +27,8 @@ from ..limits import DEFAULT_LIMITS, Deadline, Limits
 from .budget import EDGE_BYTES, NFA_STATE_BYTES, SET_BYTES, SET_MEMBER_BYTES, Budget
 from .byte_dfa import ByteDFA, equal_rows, merge_equal_states
 from .byte_dfa import utf8_sequences as _utf8_sequences
-from .ranges import overlay
+from .lazy_views import LazyFlags, LazyTable
+from .ranges import disjoint, overlay
 
 _WHAT = "the automaton"
 
@@ -68,14 +69,19 @@ class LazyByteDFA:
         self._btrans: list[tuple[tuple[int, int, int], ...] | None] = [None] * len(trans)
         self._eps: list = list(eps)
         self._chains: dict[tuple, int] = {}
+        self._chain_keys: list[tuple] = []  # (byte ranges, target) of chain state len(trans) + i
         self.byte_class = np.arange(256, dtype=np.int32)
         self.n_classes = 256
         self._final = final
-        self._closures: dict[int, frozenset] = {}
-        self._ids: dict[frozenset, int] = {}
-        self._raw: dict[frozenset, int] = {}  # target sets of two states or more
-        self._one: dict[int, int] = {}  # single target states (a dict of ints: not tracked by the GC)
-        self._sets: list[frozenset] = []
+        # State sets are kept as sorted tuples of ints, never as frozensets: a tuple of ints drops out
+        # of the garbage collector's view at its first collection, a frozenset is walked by every
+        # full collection for the process's life (tens of thousands of them once a server has
+        # compiled a few dozen schemas: ~30 ms a collection).
+        self._closures: dict[int, tuple[int, ...]] = {}
+        self._ids: dict[tuple[int, ...], int] = {}
+        self._raw: dict[tuple[int, ...], int] = {}  # target sets of two states or more
+        self._one: dict[int, int] = {}  # single target states
+        self._sets: list[tuple[int, ...]] = []
         cap = 64
         self._table = np.full((cap, self.n_classes), -1, dtype=np.int32)
         self._accepting = np.zeros(cap, dtype=bool)
@@ -94,6 +100,7 @@ class LazyByteDFA:
             self._btrans.append(((seq[0][0], seq[0][1], nxt),))
             self._eps.append(())
             self._chains[key] = q
+            self._chain_keys.append(key)
             self.budget.charge(NFA_STATE_BYTES + EDGE_BYTES, _WHAT)
         return q
 
@@ -136,12 +143,12 @@ class LazyByteDFA:
         return [*base, *more] if more else base
 
     # -- state sets -------------------------------------------------------------------------------
-    def _closure(self, q: int) -> frozenset:
+    def _closure(self, q: int) -> tuple[int, ...]:
         r = self._closures.get(q)
         if r is None:
             eps_of = self._eps_of
             if not eps_of(q):
-                return frozenset((q,))  # not kept: frozensets are tracked by the garbage collector
+                return (q,)
             seen = {q}
             stack = [q]
             while stack:
@@ -150,7 +157,7 @@ class LazyByteDFA:
                     if y not in seen:
                         seen.add(y)
                         stack.append(y)
-            r = frozenset(seen)
+            r = tuple(sorted(seen))
             self.budget.charge(len(r) * SET_MEMBER_BYTES, _WHAT)
             self._closures[q] = r
         return r
@@ -166,21 +173,22 @@ class LazyByteDFA:
             self._one[q] = d
         return d
 
-    def _state_of(self, raw: frozenset) -> int:
-        if len(raw) == 1:
-            (q,) = raw
+    def _state_of(self, targets: frozenset) -> int:
+        if len(targets) == 1:
+            (q,) = targets
             return self._state_of_one(q)
+        raw = tuple(sorted(targets))
         d = self._raw.get(raw)
         if d is not None:
             return d
-        d = self._closed(frozenset().union(*(self._closure(q) for q in raw)))
+        d = self._closed(tuple(sorted(set().union(*(self._closure(q) for q in raw)))))
         # one more set kept as a key (one per new transition): they add up
         self.budget.charge(SET_BYTES + len(raw) * SET_MEMBER_BYTES + EDGE_BYTES, _WHAT)
         self._raw[raw] = d
         return d
 
-    def _closed(self, s: frozenset) -> int:
-        """The DFA state of the epsilon-closed set ``s``, made if new."""
+    def _closed(self, s: tuple[int, ...]) -> int:
+        """The DFA state of the epsilon-closed set ``s`` (sorted), made if new."""
         d = self._ids.get(s)
         if d is None:
             d = len(self._sets)
@@ -229,6 +237,13 @@ class LazyByteDFA:
             tgt = self._state_of_one(t)  # may grow (reallocate) the table: index it after
             self._table[d, lo : hi + 1] = tgt
         elif ev:
+            ev.sort()
+            if disjoint(ev):  # most rows: each byte goes to one NFA state, no overlay to cut
+                for lo, hi, t in ev:
+                    tgt = self._state_of_one(t)
+                    self._table[d, lo : hi + 1] = tgt
+                self._expanded[d] = True
+                return
             for x, y, targets in overlay(ev):
                 tgt = self._state_of(targets)  # may grow (reallocate) the table: index it after
                 self._table[d, x : y + 1] = tgt
@@ -290,6 +305,34 @@ class LazyByteDFA:
     @property
     def n_states(self) -> int:
         return len(self._sets)
+
+    # -- states as NFA state sets (what `counter_shift` relates across counts) -----------------------
+    @property
+    def counters(self):
+        """The NFA's counter blocks (`blocks.Counters`), None when it has none or calls rules."""
+        return self._counters if self._calls is None else None
+
+    def state_set(self, d: int) -> tuple[int, ...]:
+        """The sorted NFA states of DFA state ``d``: real ids from 0, virtual ones negative, and
+        from `n_real` up the states inside a UTF-8 character (see `chain_key`)."""
+        return self._sets[d]
+
+    @property
+    def n_real(self) -> int:
+        """NFA states below this id are the character NFA's own."""
+        return len(self._char_trans)
+
+    def chain_key(self, q: int) -> tuple[tuple, int]:
+        """(byte ranges still to read, the NFA state after them) of a state inside a character."""
+        return self._chain_keys[q - len(self._char_trans)]
+
+    def chain_state(self, seq: tuple, t: int) -> int:
+        """The state inside a character that reads ``seq`` and then is at ``t`` (made if new)."""
+        return self._chain(seq, t)
+
+    def state_of_set(self, s: tuple[int, ...]) -> int:
+        """The DFA state of the epsilon-closed, sorted NFA state set ``s`` (made, not expanded, if new)."""
+        return self._closed(s)
 
     @property
     def table_buffer(self) -> np.ndarray:
@@ -356,59 +399,3 @@ class LazyByteDFA:
             initial,
             accepting,
         )
-
-
-class LazyTable:
-    """Stands in for ``ByteDFA.table``: rows are determinized the first time an index reads them."""
-
-    dtype = np.dtype(np.int32)
-
-    def __init__(self, owner: LazyByteDFA):
-        self._owner = owner
-
-    @property
-    def shape(self) -> tuple[int, int]:
-        return (self._owner.n_states, self._owner.n_classes)
-
-    @property
-    def nbytes(self) -> int:
-        return int(self._owner.n_states * self._owner.n_classes * 4)
-
-    def __len__(self) -> int:
-        return self._owner.n_states
-
-    def __getitem__(self, key):
-        o = self._owner
-        rows = key[0] if isinstance(key, tuple) else key
-        if isinstance(rows, slice) or rows is Ellipsis:
-            o.expand_all()
-            return o.table_buffer[: o.n_states][key]
-        o.ensure(rows)
-        return o.table_buffer[key]
-
-    def __array__(self, dtype=None, copy=None):
-        o = self._owner
-        o.expand_all()
-        a = o.table_buffer[: o.n_states]
-        return a.astype(dtype) if dtype is not None else a
-
-
-class LazyFlags:
-    """Stands in for ``ByteDFA.accepting`` (known as soon as a state exists)."""
-
-    def __init__(self, owner: LazyByteDFA):
-        self._owner = owner
-
-    def __getitem__(self, key):
-        return self._owner.accepting_flags[key]
-
-    def __len__(self) -> int:
-        return self._owner.n_states
-
-    @property
-    def nbytes(self) -> int:
-        return self._owner.n_states
-
-    def __array__(self, dtype=None, copy=None):
-        a = self._owner.accepting_flags
-        return a.astype(dtype) if dtype is not None else a

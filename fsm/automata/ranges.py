@@ -97,6 +97,20 @@ def size(ranges: Ranges) -> int:
 ANY_CHAR: Ranges = normalize_ranges([(0, MAX_CODEPOINT)])
 
 
+def disjoint(edges: list[tuple[int, int, int]]) -> bool:
+    """Whether sorted ``(lo, hi, target)`` edges cover no point twice (then `overlay` has nothing to cut).
+
+    >>> disjoint([(0, 5, 1), (6, 9, 1)]), disjoint([(0, 5, 1), (5, 9, 2)])
+    (True, False)
+    """
+    prev = -1
+    for lo, hi, _ in edges:
+        if lo <= prev:
+            return False
+        prev = hi
+    return True
+
+
 def overlay(edges: list[tuple[int, int, int]]) -> Iterator[tuple[int, int, frozenset[int]]]:
     """Cut overlapping ``(lo, hi, target)`` edges into disjoint ranges, each with the targets covering it.
 

@@ -253,5 +253,5 @@ class OnDemand(Protocol):
     def expanded_flags(self) -> np.ndarray:
         """Whether each row is made."""
 
-    def ensure(self, rows: np.ndarray) -> None:
-        """Make the rows of the states ``rows``."""
+    def ensure(self, rows: int | np.ndarray) -> None:
+        """Make the rows of the states ``rows`` (one state as an int, or an array)."""

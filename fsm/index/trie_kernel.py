@@ -211,7 +211,7 @@ def walk_row(
     """
     steps = steps or Steps()
     if on_demand is not None:
-        on_demand.ensure(np.array([state], dtype=np.int64))
+        on_demand.ensure(int(state))
     tbl = on_demand.table_buffer if on_demand is not None else np.asarray(dfa.table)
     n_labels = int(tbl.shape[1]) if labels_are_classes else 256
     bc = np.arange(n_labels, dtype=np.int32) if labels_are_classes else np.asarray(dfa.byte_class, np.int32)
@@ -228,7 +228,7 @@ def walk_row(
             )
             if q < 0:
                 break
-            on_demand.ensure(np.array([q], dtype=np.int64))
+            on_demand.ensure(int(q))  # an int: no array round trip per step of a long chain
             tbl, flags = on_demand.table_buffer, on_demand.expanded_flags
             st, masks, known, chars = steps.arrays(len(tbl))
     with _scratch(len(trie.tok_ids), trie.n_nodes) as (out_tok, out_end, pend_s, pend_n):
