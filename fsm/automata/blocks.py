@@ -172,6 +172,19 @@ class Counters:
         b = x >> _LOCAL_BITS
         return b, self.blocks[b], x & ((1 << _LOCAL_BITS) - 1)
 
+    def locate(self, q: int) -> tuple[int, CounterBlock, int]:
+        """(block number, block, local number) of virtual state ``q``.
+
+        >>> c = Counters(); q = c.add(CounterBlock(CharDFA([[(97, 97, 1)], []], [False, True]), 0, 9, 5))
+        >>> c.locate(q)[0], c.locate(q)[2], c.virtual(0, 7) == q - 7
+        (0, 0, True)
+        """
+        return self._split(q)
+
+    def virtual(self, b: int, local: int) -> int:
+        """The id of local state ``local`` of block ``b``."""
+        return -1 - ((b << _LOCAL_BITS) | local)
+
     def _id(self, b: int, block: CounterBlock, kg) -> int:
         if isinstance(kg, int):
             return kg  # a real state (the block's end)

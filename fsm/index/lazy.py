@@ -19,8 +19,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..automata import LazyByteDFA
+from ..automata.counter_shift import Shifts, shift_class
 from ..limits import Deadline, Limits
 from ..vocabulary import Vocabulary
+from .kernels import kernels
 from .rows import RowIndex
 from .token_walk import walk_tokens
 
@@ -29,9 +31,21 @@ class LazyDfaIndex(RowIndex):
     """Lazy token index over a `LazyByteDFA`; rows are computed on first use and shared by matchers."""
 
     def __init__(
-        self, lazy: LazyByteDFA, vocab: Vocabulary, fingerprint: str = "", limits: Limits | None = None
+        self,
+        lazy: LazyByteDFA,
+        vocab: Vocabulary,
+        fingerprint: str = "",
+        limits: Limits | None = None,
+        shift_rows: bool = True,
     ):
+        """``shift_rows``: derive the rows of counter states from an earlier count's (exact, see
+        the module); False walks every row (what tests compare the derived rows with)."""
         self.lazy = lazy
+        self.shift_rows = shift_rows
+        # class key -> (tokens, distinct ends, index of each token's end, count) of its first row
+        self._by_shift: dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray, int]] = {}
+        self.n_shifted = 0  # rows derived so far, not walked
+        self._shifts = Shifts(lazy)
         super().__init__(lazy.as_byte_dfa(), vocab, fingerprint, limits, n_classes=lazy.n_classes)
 
     @staticmethod
@@ -48,6 +62,35 @@ class LazyDfaIndex(RowIndex):
 
     def on_demand(self) -> LazyByteDFA:
         return self.lazy
+
+    def kernel_row(self, state: int, deadline: Deadline) -> tuple[np.ndarray, np.ndarray]:
+        """`RowIndex.kernel_row`, or the row of an earlier count of the same counter class moved."""
+        if not self.shift_rows:
+            return super().kernel_row(state, deadline)
+        horizon = kernels().vocabulary_preorder(self.vocabulary).max_depth
+        cls = shift_class(self.lazy, state, horizon)
+        if cls is None:
+            return super().kernel_row(state, deadline)
+        key, block, count = cls
+        first = self._by_shift.get(key)
+        if first is None:
+            tok, end = super().kernel_row(state, deadline)
+            # kept sorted by token, its end states as (distinct, index): a derived row moves the
+            # few distinct ends and gathers, and comes out sorted (`_make_row` sorts nothing)
+            order = np.argsort(tok, kind="stable")
+            tok, end = tok[order], end[order]
+            ends, where = np.unique(end, return_inverse=True)
+            self._by_shift[key] = (tok, ends, where.astype(np.int32), count)
+            self._nbytes += tok.nbytes + ends.nbytes + 4 * len(where)
+            return tok, end
+        tok, ends, where, count0 = first
+        self.lazy.use_deadline(deadline)  # the states made below count against the row's time
+        try:
+            moved = np.array([self._shifts.moved(e, block, count - count0) for e in ends.tolist()], np.int32)
+        finally:
+            self.lazy.use_deadline(None)
+        self.n_shifted += 1
+        return tok, moved[where]
 
     @property
     def n_states(self) -> int:

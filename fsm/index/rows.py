@@ -38,12 +38,23 @@ class Row:
     next_states: np.ndarray  # int32, FINISHED for EOS
     has_text: bool  # any non-EOS token
     packed: np.ndarray | None = None  # the packed bitmask of ``tokens``, once a matcher asked for it
+    shared: list | None = None  # the packed mask's slot shared by every row of these tokens, if any
 
     @property
     def nbytes(self) -> int:
         return (
             self.tokens.nbytes + self.next_states.nbytes + (0 if self.packed is None else self.packed.nbytes)
         )
+
+
+def _sorted(tok: np.ndarray) -> bool:
+    """Whether ``tok`` is strictly increasing (a walk's output almost never is: its head tells).
+
+    >>> _sorted(np.array([1, 4, 9])), _sorted(np.array([4, 1, 9]))
+    (True, False)
+    """
+    head = tok[:8]
+    return bool((head[1:] > head[:-1]).all()) and bool((tok[1:] > tok[:-1]).all())
 
 
 class OnDemandDFA(OnDemand, Protocol):
@@ -72,7 +83,9 @@ class RowIndex(ABC):
         self._rows: dict[int, Row] = {}
         # Many states allow the same token set (e.g. the inside of every free JSON string): rows
         # with equal tokens share one array and one packed mask (the list holds the mask once packed).
-        self._shared: dict[bytes, tuple[np.ndarray, list]] = {}
+        # Keyed by a sample of the tokens, equal arrays found by comparing: hashing a whole row's
+        # bytes cost 60 µs on a 49k-token row, twice per new state.
+        self._shared: dict[tuple[int, bytes], list[tuple[np.ndarray, list]]] = {}
         self._lock = threading.RLock()
         self._single: dict[int, int] = {}
         self._steps = None  # each state's uniform step, found by the row walks (`steps.Steps`)
@@ -139,19 +152,15 @@ class RowIndex(ABC):
         if self.dfa.accepting[state]:
             tok = np.concatenate([tok, self.eos_ids])
             end = np.concatenate([end, np.full(len(self.eos_ids), FINISHED, dtype=np.int32)])
-        if len(tok) * 32 > self.vocabulary.size:  # big rows: a scatter is cheaper than a sort
+        if _sorted(tok):  # a row derived from a sorted one (`LazyDfaIndex`'s counter shifts)
+            tok, end = tok.astype(np.int32, copy=False), end.astype(np.int32, copy=False)
+        elif len(tok) * 32 > self.vocabulary.size:  # big rows: a scatter is cheaper than a sort
             tok, end = kernels().sorted_row(tok, end, self.vocabulary.size, FINISHED - 1)
         else:
             order = np.argsort(tok, kind="stable")
             tok, end = tok[order].astype(np.int32), end[order].astype(np.int32)
-        key = tok.tobytes()
-        shared = self._shared.get(key)
-        if shared is not None and np.array_equal(shared[0], tok):
-            row = Row(shared[0], end, has_text, shared[1][0])
-        else:
-            row = Row(tok, end, has_text)
-            self._shared[key] = (tok, [None])
-            self._nbytes += tok.nbytes
+        tok, slot = self._share(tok)
+        row = Row(tok, end, has_text, slot[0], slot)
         self._nbytes += end.nbytes
         if self._nbytes > self.limits.max_index_bytes:
             raise SpecTooComplex(
@@ -161,20 +170,30 @@ class RowIndex(ABC):
             )
         return row
 
+    def _share(self, tok: np.ndarray) -> tuple[np.ndarray, list]:
+        """The array of an earlier row with the same tokens (else ``tok``) and its packed-mask slot."""
+        key = (len(tok), tok[:: max(1, len(tok) // 64)].tobytes())
+        bucket = self._shared.setdefault(key, [])
+        for arr, slot in bucket:
+            if np.array_equal(arr, tok):
+                return arr, slot
+        slot = [None]
+        bucket.append((tok, slot))
+        self._nbytes += tok.nbytes
+        return tok, slot
+
     def bitmask(self, state: int) -> np.ndarray:
         """Packed allowed-token bitmask of ``state`` (ceil(V/32) int32 words), cached."""
         r = self.row(state)
         bm = r.packed
         if bm is None:
             with self._lock:
-                shared = self._shared.get(r.tokens.tobytes())
-                if shared is not None and shared[1][0] is not None:
-                    bm = shared[1][0]
-                else:
+                bm = r.shared[0] if r.shared is not None else None
+                if bm is None:
                     bm = pack_bitmask(r.tokens, self.vocabulary.size)
                     bm.setflags(write=False)
-                    if shared is not None:
-                        shared[1][0] = bm
+                    if r.shared is not None:
+                        r.shared[0] = bm
                     self._nbytes += bm.nbytes
                 r.packed = bm
         return bm

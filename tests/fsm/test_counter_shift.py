@@ -1,0 +1,106 @@
+"""Rows of counter states derived from an earlier count (`fsm.automata.counter_shift`) equal the
+rows a fresh trie walk computes: same tokens, same end states, at every step of many instances."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import jsonschema
+import numpy as np
+import pytest
+
+import fsm
+from fsm.automata import LazyByteDFA, cls, lit, node_nfa, rep, seq
+from fsm.automata.counter_shift import shift_class, shifted
+from fsm.index import LazyDfaIndex
+
+SCHEMAS = [
+    {"type": "string", "maxLength": 300},
+    {"type": "string", "minLength": 120, "maxLength": 260},
+    {
+        "type": "object",
+        "properties": {
+            "a": {"type": "string", "maxLength": 1000},
+            "b": {"type": "string", "minLength": 3, "maxLength": 150},
+            "n": {"type": "integer"},
+        },
+        "required": ["a", "b"],
+        "additionalProperties": False,
+    },
+    {"type": "array", "items": {"type": "string", "maxLength": 200}, "maxItems": 4},
+    {"type": "array", "items": {"type": "integer"}, "maxItems": 400},
+    {"anyOf": [{"type": "string", "maxLength": 500}, {"type": "string", "minLength": 2, "maxLength": 90}]},
+]
+PIECES = ["a", "word ", "é", "漢字", "😀", "\n", '"', "\\", "\u00e9t\u00e9", "0123456789", " ", "/"]
+
+
+def _string(rng: random.Random, lo: int, hi: int) -> str:
+    n = rng.randint(lo, hi)
+    out = ""
+    while len(out) < n:
+        out += rng.choice(PIECES)
+    return out[:n]
+
+
+def _instances(schema: dict, rng: random.Random) -> list:
+    t = schema.get("type")
+    if t == "string":
+        return [_string(rng, schema.get("minLength", 0), min(schema["maxLength"], 170)) for _ in range(3)]
+    if t == "object":
+        return [
+            {"a": _string(rng, 0, 150), "b": _string(rng, 3, 150), "n": rng.randint(-99, 99)}
+            for _ in range(3)
+        ]
+    if t == "array" and schema["items"]["type"] == "string":
+        return [[_string(rng, 0, 120) for _ in range(rng.randint(0, 4))] for _ in range(3)]
+    if t == "array":
+        return [[rng.randint(0, 10**6) for _ in range(rng.randint(0, 60))] for _ in range(3)]
+    return [_string(rng, 2, 90) for _ in range(3)]
+
+
+def _same_row(derived: LazyDfaIndex, walked: LazyDfaIndex, state: int) -> None:
+    a, b = derived.row(state), walked.row(state)
+    assert np.array_equal(a.tokens, b.tokens)
+    assert np.array_equal(a.next_states, b.next_states)
+
+
+@pytest.mark.parametrize("schema", SCHEMAS, ids=[json.dumps(s)[:60] for s in SCHEMAS])
+def test_derived_rows_equal_walked_rows(schema, vocab, tokenizer):
+    index = fsm.compile(fsm.JsonSchema(schema), vocab, cache=False)
+    assert isinstance(index, LazyDfaIndex)
+    # both indexes read one automaton, so their end states are comparable ids
+    derived = LazyDfaIndex(index.lazy, vocab, limits=index.limits, shift_rows=True)
+    walked = LazyDfaIndex(index.lazy, vocab, limits=index.limits, shift_rows=False)
+    validator = jsonschema.Draft202012Validator(schema)
+    rng = random.Random(json.dumps(schema))
+    seen = 0
+    for instance in _instances(schema, rng):
+        assert validator.is_valid(instance)
+        state = index.lazy.initial
+        for t in tokenizer.encode(json.dumps(instance, separators=(",", ":")), add_special_tokens=False):
+            _same_row(derived, walked, state)
+            row = derived.row(state)
+            i = int(np.searchsorted(row.tokens, t))
+            assert i < len(row.tokens) and row.tokens[i] == t
+            state = int(row.next_states[i])
+            seen += 1
+        _same_row(derived, walked, state)
+        assert index.lazy.accepting_flags[state]
+    assert seen > 100
+    if any(s.get("maxLength", 0) >= 300 for s in [schema, *schema.get("properties", {}).values()]):
+        assert derived.n_shifted > 10, "hardly a row was derived: the test would not test it"
+
+
+def test_a_class_holds_the_states_one_count_apart_far_from_the_bound():
+    lazy = LazyByteDFA(*node_nfa(seq(rep(cls((97, 98)), 0, 40), lit("!"))))
+    states = [lazy.initial]
+    for _ in range(39):
+        lazy.ensure(states[-1])
+        states.append(int(lazy.table_buffer[states[-1], 97]))
+    keys = [shift_class(lazy, s, 8) for s in states]
+    assert all(k is not None for k in keys[:31]) and all(k is None for k in keys[32:])  # 31 + 8 < 40
+    # the start state holds the NFA's entry as well; every state after an "a" is the same one moved
+    assert len({k[0] for k in keys[1:31]}) == 1
+    assert [k[2] - keys[1][2] for k in keys[1:31]] == list(range(30))
+    assert shifted(lazy, states[3], keys[3][1], 5) == states[8]
