@@ -530,7 +530,7 @@ FORMAT_TABLE = [
     "| `ipv4`, `ipv6`, `uuid`, `json-pointer` | the RFC grammar | same |",
     "| `idn-hostname` (RFC 5890-5893) | ASCII labels only | also U-labels of up to 9 characters IDNA2008 allows, contextual ones in their context (joiners, middle dots, keraia, geresh, Arabic-Indic digits: RFC 5892 appendix A), right-to-left ones under the Bidi rule (RFC 5893, every label of such a name), NFC by construction (viramas the only marks), in names of up to 3 labels, any IDNA full stop; not A-labels (`xn--`, see hostname), other marks, longer U-labels |",
     "| `idn-email` (RFC 6531) | as `email` | `email`'s exact grammar with non-ASCII atext/qtext, the domain an `idn-hostname` |",
-    "| `regex` (ECMA-262) | literal text only | a regular subset of the pattern grammar, valid with and without the `u` flag (`fsm/json/regex_format.py`): groups, lookarounds, 3 groups deep, one named group first, classes (empty ones too), quantifiers with ordered bounds, `\\cX`, `\\xHH`, `\\uHHHH`; not backreferences (`\\1`, `\\k<n>`: they must name a group that exists) |",
+    "| `regex` (ECMA-262) | literal text only | a regular subset of the pattern grammar, valid with and without the `u` flag (`fsm/json/regex_format.py`): groups, lookarounds, groups 2 deep, one named group first, no control characters, classes (empty ones too), quantifiers with ordered bounds, `\\cX`, `\\xHH`, `\\uHHHH`; not backreferences (`\\1`, `\\k<n>`: they must name a group that exists) |",
     "",
 ]
 

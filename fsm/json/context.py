@@ -127,6 +127,7 @@ class Context(Protocol):
     draft: int
     limits: Limits  # the compile's budgets (estimates before expansion check against them)
     deadline: Deadline  # the translation's clock (a part may run on a share of it)
+    regex_text: bool  # the tree becomes grammar terminals (regex text): no big automata inside
 
     def value(self, locs: list[Loc], depth: int) -> Node:
         """The language of JSON values valid against every schema in ``locs``."""

@@ -195,18 +195,20 @@ RFC_FORMATS: dict[str, str] = {
 _MAX_LENGTH = {"hostname": 253, "host-name": 253}  # RFC 1123 (exact mode's labels alone allow longer)
 
 
-def format_node(name: str, rfc: bool = False) -> Node | None:
+def format_node(name: str, rfc: bool = False, text: bool = False) -> Node | None:
     """The decoded-string language of format ``name`` (with ``rfc``, its RFC grammar, `RFC_FORMATS`);
-    None for formats that are only annotations.
+    None for formats that are only annotations. ``text``: the language will be written as regex
+    text (a grammar terminal), which the automata of ``regex`` and of U-labels have none of a useful
+    size: those formats are then read as their generation subsets (ASCII names, literal text).
 
     >>> format_node("int32") is None, format_node("uuid") is not None
     (True, True)
     """
     if rfc and name == "idn-hostname":
-        return idn_hostname(HOSTNAME, _LABEL_RFC)
+        return idn_hostname(HOSTNAME, _LABEL_RFC, u_labels=not text)
     if rfc and name == "idn-email":
-        return idn_email(_ADDRESS_LITERAL, HOSTNAME, _LABEL_RFC)
-    if rfc and name == "regex":
+        return idn_email(_ADDRESS_LITERAL, HOSTNAME, _LABEL_RFC, u_labels=not text)
+    if rfc and name == "regex" and not text:
         return regex_format()  # a regular subset of the ECMA-262 pattern grammar
     rx = (RFC_FORMATS if rfc else FORMATS).get(name)
     if rx is None:

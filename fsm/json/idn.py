@@ -31,13 +31,14 @@ MAX_U_LABELS = 3  # labels of a name holding a U-label: 3 * 63 + 2 <= 253 octets
 _SEPARATORS = cls((0x2E, 0x2E), (0x3002, 0x3002), (0xFF0E, 0xFF0E), (0xFF61, 0xFF61))
 
 
-def idn_hostname(ascii_names: str, ascii_label: str) -> Node:
+def idn_hostname(ascii_names: str, ascii_label: str, u_labels: bool = True) -> Node:
     """Host names: ``ascii_names`` (a regex of ASCII names within 253 characters by their own
     counts: no length automaton to pair with), or at most `MAX_U_LABELS` labels, ``ascii_label``
     ones or U-labels (`idn_rules.labels`), between any IDNA full stops; a name holding a
-    right-to-left label keeps the Bidi rule in every label (an ASCII one starts with a letter)."""
+    right-to-left label keeps the Bidi rule in every label (an ASCII one starts with a letter).
+    ``u_labels=False``: the ASCII names only."""
     names = pattern_node(ascii_names, search=False)
-    found = labels()
+    found = labels() if u_labels else None
     if found is None:
         return names
     plain, ltr, rtl = found
@@ -50,9 +51,10 @@ def idn_hostname(ascii_names: str, ascii_label: str) -> Node:
     return alt(names, up_to_three(alt(ascii_, plain)), up_to_three(alt(ascii_bidi, ltr, rtl)))
 
 
-def idn_email(literal: str, ascii_names: str, ascii_label: str) -> Node:
+def idn_email(literal: str, ascii_names: str, ascii_label: str, u_labels: bool = True) -> Node:
     """RFC 6531 addresses: the ASCII grammar's dot-atom and quoted local parts with every non-ASCII
-    character added to atext and qtext, ``@``, an `idn_hostname` or an address ``literal`` (a regex).
+    character added to atext and qtext, ``@``, an `idn_hostname` (``u_labels``: as there) or an
+    address ``literal`` (a regex).
 
     >>> from fsm.automata import node_to_char_dfa
     >>> d = node_to_char_dfa(idn_email(r"\\[[0-9.]+\\]", r"[a-z]+", r"[a-z]+"))
@@ -66,5 +68,5 @@ def idn_email(literal: str, ascii_names: str, ascii_label: str) -> Node:
     dot_atom = seq(atom, rep(seq(lit("."), atom), 0, None))
     qtext = cls((0x20, 0x21), (0x23, 0x5B), (0x5D, 0x7E), non_ascii)
     quoted = seq(lit('"'), rep(alt(qtext, seq(lit("\\"), cls((0x20, 0x7E)))), 0, None), lit('"'))
-    domain = alt(idn_hostname(ascii_names, ascii_label), pattern_node(literal, search=False))
+    domain = alt(idn_hostname(ascii_names, ascii_label, u_labels), pattern_node(literal, search=False))
     return seq(alt(dot_atom, quoted), lit("@"), domain)

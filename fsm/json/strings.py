@@ -76,7 +76,7 @@ def string_language(t: Context, schemas: list[Loc]) -> Node:
                 t.unsupported("pattern", f, str(exc))
         fmt = s.get("format") if t.policy.assert_format else None
         if isinstance(fmt, str):
-            node = format_node(fmt, t.policy.rfc_formats)
+            node = format_node(fmt, t.policy.rfc_formats, t.regex_text)
             if node is not None:
                 langs.append(node)
         if f.excluded is not None and f.excluded.strings is not None:
@@ -266,7 +266,7 @@ def _string_schema_language(t: Context, loc: Loc) -> Node | None:
             and isinstance(sch.get("format"), str)
             and format_node(sch["format"]) is not None
         ):
-            langs.append(format_node(sch["format"], t.policy.rfc_formats))
+            langs.append(format_node(sch["format"], t.policy.rfc_formats, t.regex_text))
         if "minLength" in sch:
             lo = max(lo, count(sch["minLength"], "minLength", f))
         if "maxLength" in sch:

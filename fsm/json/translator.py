@@ -97,6 +97,12 @@ class Translator:
         self.pointer = ""  # the schema entered last: where a too deep recursion stopped
 
     @property
+    def regex_text(self) -> bool:
+        """True when the tree becomes a Lark grammar, whose terminals are regex text: a format
+        whose exact automaton has no text of useful size is read as its generation subset."""
+        return self.mode is Mode.GRAMMAR
+
+    @property
     def by_rules(self) -> bool:
         """True when every pure ``$ref`` becomes a named rule (grammar and pushdown modes)."""
         return self.mode is not Mode.REGULAR

@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 import fsm
-from fsm.automata import node_to_char_dfa
+from fsm.automata import node_to_char_dfa, to_regex
 from fsm.json.formats import format_node
 from fsm.json.regex_format import regex_format
 from fsm.testing import accepts, sample_char_dfa
@@ -98,3 +98,13 @@ def test_a_schema_asserting_regex_compiles_and_checks(vocab, tokenizer):
     index = fsm.compile(fsm.JsonSchema(schema, exact=True, assert_format=True), vocab, cache=False)
     assert accepts(index, json.dumps([r"^[a-z]+\d*$", "(?<y>\\d{4})"], separators=(",", ":")), tokenizer)
     assert not accepts(index, json.dumps(["^(abc]"]), tokenizer)
+
+
+def test_the_grammar_path_reads_regex_and_idn_formats_as_their_text_subsets():
+    # grammar terminals are regex text: the exact automata have none of useful size
+    for name in ("regex", "idn-hostname", "idn-email"):
+        node = format_node(name, rfc=True, text=True)
+        assert len(to_regex(node)) < 20_000, name
+    schema = {"type": "object", "properties": {"r": {"format": "regex"}, "h": {"format": "idn-hostname"}}}
+    grammar = fsm.JsonSchema(schema, exact=True, assert_format=True).to_grammar()
+    assert "start" in grammar
