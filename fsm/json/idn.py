@@ -35,20 +35,21 @@ def idn_hostname(ascii_names: str, ascii_label: str, u_labels: bool = True) -> N
     """Host names: ``ascii_names`` (a regex of ASCII names within 253 characters by their own
     counts: no length automaton to pair with), or at most `MAX_U_LABELS` labels, ``ascii_label``
     ones or U-labels (`idn_rules.labels`), between any IDNA full stops; a name holding a
-    right-to-left label keeps the Bidi rule in every label (an ASCII one starts with a letter).
+    right-to-left label keeps the Bidi rule in every label (right-to-left ones, ASCII ones that start
+    with a letter).
     ``u_labels=False``: the ASCII names only."""
     names = pattern_node(ascii_names, search=False)
     found = labels() if u_labels else None
     if found is None:
         return names
-    plain, ltr, rtl = found
+    plain, rtl = found
     ascii_ = pattern_node(ascii_label, search=False)
     ascii_bidi = And((ascii_, seq(cls((0x41, 0x5A), (0x61, 0x7A)), rep(Cls(ANY_CHAR), 0, None))))
 
     def up_to_three(label: Node) -> Node:
         return seq(label, rep(seq(_SEPARATORS, label), 0, MAX_U_LABELS - 1))
 
-    return alt(names, up_to_three(alt(ascii_, plain)), up_to_three(alt(ascii_bidi, ltr, rtl)))
+    return alt(names, up_to_three(alt(ascii_, plain)), up_to_three(alt(ascii_bidi, rtl)))
 
 
 def idn_email(literal: str, ascii_names: str, ascii_label: str, u_labels: bool = True) -> Node:

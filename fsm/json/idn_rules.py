@@ -10,7 +10,7 @@ none (complemented DFAs). A name holding a right-to-left label is a Bidi domain 
 label keeps the Bidi rule, ASCII ones included (they start with a letter).
 
 >>> from fsm.automata import node_to_char_dfa
->>> ok = node_to_char_dfa(labels()[2])  # right-to-left U-labels
+>>> ok = node_to_char_dfa(labels()[1])  # right-to-left U-labels
 >>> [ok.accepts(s) for s in ("\u05d0\u05f3\u05d1", "۽۾", "ب٠ب", "بي\u200cبي", "٠ب", "ب٠۰ب", "\u05f3\u05d1")]
 [True, True, True, True, False, False, False]
 """
@@ -132,8 +132,6 @@ def _tables() -> dict | None:
         "an": of("AN"),
         "nsm": of("NSM"),
         "l": of("L"),
-        "ltr_set": of("L", "EN", "ES", "CS", "ET", "ON", "BN", "NSM"),
-        "ltr_end": of("L", "EN"),
         # the characters the rules name, each its own class
         **{name: {c} for name, c in _NAMED.items()},
         "ai": set(range(0x660, 0x66A)) & every,
@@ -216,23 +214,29 @@ def _expand(node: Node, ranges: list) -> Node:
         for lo, hi, t in row:
             for sym in range(max(lo, 1), min(hi, len(ranges)) + 1):
                 out.extend((a, b, t) for a, b in ranges[sym - 1])
-        edges.append(tuple(sorted(out)))
+        merged: list[list[int]] = []  # symbols' neighbouring code points often share a target
+        for a, b, t in sorted(out):
+            if merged and merged[-1][1] + 1 == a and merged[-1][2] == t:
+                merged[-1][1] = b
+            else:
+                merged.append([a, b, t])
+        edges.append(tuple(map(tuple, merged)))
     trimmed = minimize_dfa(trim_dfa(CharDFA([list(e) for e in edges], list(d.accepting))))
     return Auto(tuple(tuple(row) for row in trimmed.edges), tuple(trimmed.accepting))
 
 
 @cache
-def labels() -> tuple[Node, Node, Node] | None:
-    """``(plain, ltr, rtl)`` U-labels: with no right-to-left character (any name may hold them),
-    keeping the Bidi rule's left-to-right half, its right-to-left half (Bidi names only); None
-    without the ``idna`` package."""
+def labels() -> tuple[Node, Node] | None:
+    """``(plain, rtl)`` U-labels: with no right-to-left character (any name but a Bidi one may hold
+    them), and right-to-left ones keeping the Bidi rule (Bidi names only; their other labels are
+    ASCII ones that start with a letter or right-to-left too: a left-to-right U-label there would
+    add a copy of the biggest automaton to every use of the format); None without ``idna``."""
     t = _tables()
     if t is None:
         return None
     c, n = t["classes"], t["not"]
     x = rep(c["any"], 0, None)
     core = _auto(And((_shape(c, n), *(_not(b) for b in _context_breaks(c, n)))))
-    ltr = And((seq(c["l"], rep(c["ltr_set"], 0, None)), seq(x, c["ltr_end"], rep(c["nsm"], 0, None))))
     rtl = And(
         (
             seq(c["r_al"], rep(c["rtl_set"], 0, None)),
@@ -242,6 +246,5 @@ def labels() -> tuple[Node, Node, Node] | None:
     )
     return (
         _expand(And((core, rep(n["rtl"], 0, None))), t["ranges"]),
-        _expand(And((core, ltr)), t["ranges"]),
         _expand(And((core, rtl)), t["ranges"]),
     )
