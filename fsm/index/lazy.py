@@ -26,6 +26,8 @@ from .kernels import kernels
 from .rows import RowIndex
 from .token_walk import walk_tokens
 
+_ABSENT = -3  # no end state: not FINISHED, not a state
+
 
 class LazyDfaIndex(RowIndex):
     """Lazy token index over a `LazyByteDFA`; rows are computed on first use and shared by matchers."""
@@ -42,8 +44,9 @@ class LazyDfaIndex(RowIndex):
         the module); False walks every row (what tests compare the derived rows with)."""
         self.lazy = lazy
         self.shift_rows = shift_rows
-        # class key -> (tokens, distinct ends, index of each token's end, count) of its first row
-        self._by_shift: dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray, int]] = {}
+        # class key -> [count, tokens, end states, (sorted tokens, distinct ends, index of each
+        # token's end) once a second row of the class came] of the row walked first in the class
+        self._by_shift: dict[tuple, list] = {}
         self.n_shifted = 0  # rows derived so far, not walked
         self._shifts = Shifts(lazy)
         super().__init__(lazy.as_byte_dfa(), vocab, fingerprint, limits, n_classes=lazy.n_classes)
@@ -75,15 +78,23 @@ class LazyDfaIndex(RowIndex):
         first = self._by_shift.get(key)
         if first is None:
             tok, end = super().kernel_row(state, deadline)
-            # kept sorted by token, its end states as (distinct, index): a derived row moves the
-            # few distinct ends and gathers, and comes out sorted (`_make_row` sorts nothing)
-            order = np.argsort(tok, kind="stable")
-            tok, end = tok[order], end[order]
-            ends, where = np.unique(end, return_inverse=True)
-            self._by_shift[key] = (tok, ends, where.astype(np.int32), count)
-            self._nbytes += tok.nbytes + ends.nbytes + 4 * len(where)
+            self._by_shift[key] = [count, tok, end, None]
+            self._nbytes += tok.nbytes + end.nbytes
             return tok, end
-        tok, ends, where, count0 = first
+        count0, tok, end, ready = first
+        if ready is None:
+            # the class's second row (most classes have one: a short string): its first kept sorted
+            # by token, with its distinct end states, so a derived row moves a few states, gathers,
+            # and comes out sorted (`_make_row` sorts nothing)
+            tok, end = kernels().sorted_row(tok, end, self.vocabulary.size, _ABSENT)
+            present = np.zeros(self.lazy.n_states, dtype=bool)
+            present[end] = True
+            ends = np.flatnonzero(present)
+            index = np.empty(len(present), dtype=np.int32)
+            index[ends] = np.arange(len(ends), dtype=np.int32)
+            ready = first[3] = (tok, ends, index[end])
+            first[1] = first[2] = None
+        tok, ends, where = ready
         self.lazy.use_deadline(deadline)  # the states made below count against the row's time
         try:
             moved = np.array([self._shifts.moved(e, block, count - count0) for e in ends.tolist()], np.int32)

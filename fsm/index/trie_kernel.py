@@ -282,7 +282,7 @@ def _rounds(tbl, flags, bc, n_labels, whole, trie, state, steps, on_demand, dead
         starts_s, starts_n = pend_s[:n_pend].copy(), pend_n[:n_pend].copy()
         if deadline is not None:
             deadline.check("the token walk of a row")
-        on_demand.ensure(np.unique(starts_s))
+        on_demand.ensure(starts_s)  # ensure drops repeats
         tbl, flags = on_demand.table_buffer, on_demand.expanded_flags
         st, masks, known, chars = steps.arrays(len(tbl))
         chars[chars == 3] = 0  # states whose characters waited on an expansion: try again
