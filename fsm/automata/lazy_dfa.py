@@ -368,14 +368,14 @@ class LazyByteDFA:
         rows = list(self._char_trans)
         if self._counters is not None:
             rows.append(list(self._counters.all_edges()))
-        for edges in rows:
-            for lo, hi, _ in edges:
-                a, b = (lo, hi) if hi < 0x80 else (lo, 0x7F) if lo < 0x80 else (lead(lo), lead(hi))
-                spell = prefix[b + 1] > prefix[a]
-                if not spell and lo < 0x80 <= hi:
-                    spell = prefix[lead(hi) + 1] > prefix[lead(0x80)]
-                if not spell:
-                    return False
+        # the distinct ranges only: a big schema's NFA repeats a few classes over thousands of edges
+        for lo, hi in {(e[0], e[1]) for edges in rows for e in edges}:
+            a, b = (lo, hi) if hi < 0x80 else (lo, 0x7F) if lo < 0x80 else (lead(lo), lead(hi))
+            spell = prefix[b + 1] > prefix[a]
+            if not spell and lo < 0x80 <= hi:
+                spell = prefix[lead(hi) + 1] > prefix[lead(0x80)]
+            if not spell:
+                return False
         return True
 
     # -- views ---------------------------------------------------------------------------------------
