@@ -25,7 +25,7 @@ except ImportError:  # pragma: no cover - Python 3.10
     import sre_constants as _c  # type: ignore[no-redef]
 
 from .char_dfa import CharDFA, complement_dfa
-from .language import EMPTY, And, Auto, Cls, Node, alt, lit, rep, seq
+from .language import EMPTY, NEVER, And, Auto, Cls, Node, alt, lit, rep, seq
 from .nfa import node_to_char_dfa
 from .ranges import ANY_CHAR
 
@@ -50,6 +50,20 @@ def has_lookaround(items: Any) -> bool:
     return False
 
 
+def has_end_anchor(items: Any) -> bool:
+    """Whether a parse tree (or a subpattern's item list) holds ``$`` or ``\\Z`` anywhere."""
+    for op, av in items:
+        if op is _c.AT and av in _ENDS:
+            return True
+        if op is _c.SUBPATTERN and has_end_anchor(av[3]):
+            return True
+        if op is _c.BRANCH and any(has_end_anchor(b) for b in av[1]):
+            return True
+        if op in _REPEATS and has_end_anchor(av[2]):
+            return True
+    return False
+
+
 def translate_with_lookarounds(tr: Any, items: Any, flags: int, free: Node, dual: Any) -> Node:
     """The language of the top-level ``items`` for translator ``tr``: unanchored ends match
     ``free``; ``dual`` reads a negative lookahead's subpattern (the other bound of a dialect, so that
@@ -64,13 +78,15 @@ def translate_with_lookarounds(tr: Any, items: Any, flags: int, free: Node, dual
     return seq(EMPTY if start else free, _cps(tr, items, flags, free, dual))
 
 
-def _cps(tr: Any, items: Any, flags: int, cont: Node, dual: Any) -> Node:
-    """``items`` followed by a string of ``cont``, read right to left."""
+def _cps(tr: Any, items: Any, flags: int, cont: Node, dual: Any, no_end: bool = False) -> Node:
+    """``items`` followed by a string of ``cont``, read right to left (``no_end``: a ``$`` matches
+    nothing, as in a repeat's iterations before its last)."""
     acc = cont
     for op, av in reversed(list(items)):
         if op is _c.AT and av in _ENDS:
             # the end of the text (the widest reading also lets Python's $ take a final newline)
-            acc = And((acc, alt(EMPTY, lit("\n")) if tr.flavor.value == "ecma-widest" else EMPTY))
+            end = alt(EMPTY, lit("\n")) if tr.flavor.value == "ecma-widest" else EMPTY
+            acc = NEVER if no_end else And((acc, end))
         elif op in _LOOKS:
             direction, sub = av
             if direction != 1:
@@ -81,9 +97,11 @@ def _cps(tr: Any, items: Any, flags: int, cont: Node, dual: Any) -> Node:
                 acc = And((acc, _complement(_cps(dual, sub, flags, ANYTHING, tr))))
         elif op is _c.SUBPATTERN:
             _, add, remove, p = av
-            acc = _cps(tr, p, (flags | add) & ~remove, acc, dual)
+            acc = _cps(tr, p, (flags | add) & ~remove, acc, dual, no_end)
         elif op is _c.BRANCH:
-            acc = alt(*[_cps(tr, b, flags, acc, dual) for b in av[1]])
+            acc = alt(*[_cps(tr, b, flags, acc, dual, no_end) for b in av[1]])
+        elif op in _REPEATS and has_end_anchor(av[2]) and not has_lookaround(av[2]):
+            acc = _repeat_to_end(tr, av, flags, acc, dual, no_end)
         elif op in _REPEATS and has_lookaround(av[2]):
             lo, hi, p = av
             if (lo, hi) not in ((0, 1), (1, 1)):
@@ -93,6 +111,26 @@ def _cps(tr: Any, items: Any, flags: int, cont: Node, dual: Any) -> Node:
         else:
             acc = seq(tr.item(op, av, flags), acc)
     return acc
+
+
+def _repeat_to_end(tr: Any, av: Any, flags: int, cont: Node, dual: Any, no_end: bool) -> Node:
+    """A repeat whose item holds ``$`` (``^([^,]+(,|$)){3,}$``), then ``cont``: an iteration that
+    passes its ``$`` ends the text, so it is the last one (or those after it are empty); the
+    earlier ones are the item without its ``$`` paths."""
+    lo, hi, p = av
+    hi = None if hi == _c.MAXREPEAT else hi
+    last = _cps(tr, p, flags, cont, dual)
+    before = _cps(tr, p, flags, EMPTY, dual, no_end=True)
+    if no_end:  # an enclosing repeat's iteration before its last: no $ path at all
+        return seq(rep(before, lo, hi), cont)
+    k = 0 if _accepts_empty(before) else max(lo - 1, 0)
+    body = seq(rep(before, k, None if hi is None else hi - 1), last)
+    return alt(cont, body) if lo == 0 else body
+
+
+def _accepts_empty(node: Node) -> bool:
+    d = node_to_char_dfa(node)
+    return d is not None and bool(d.accepting[0])
 
 
 def _complement(node: Node) -> Node:

@@ -10,8 +10,9 @@ Schema ``pattern`` (ECMA-262 without the ``u`` flag): ``\\d`` and ``\\w`` are AS
 ``\\W`` hold every non-ASCII character; ``\\s`` is ECMA's WhiteSpace and LineTerminator (U+00A0,
 U+FEFF, U+2028...), ``\\S`` its complement; ``.`` excludes every line terminator; with ``search``,
 unanchored ends match anything (``re.search``) and ``$`` does not admit a trailing newline.
-Lookaheads are intersections (`lookaround`); backreferences, lookbehinds, word boundaries, anchors
-in the middle, possessive and atomic groups raise `Untranslatable`.
+Lookaheads are intersections (`lookaround`), and so is an ECMA ``$`` inside the pattern (nothing may
+follow it); backreferences, lookbehinds, word boundaries, other anchors in the middle (``^``, and any
+under ``Flavor.ASCII``), possessive and atomic groups raise `Untranslatable`.
 
 >>> from fsm.automata import node_to_dfa
 >>> node_to_dfa(regex_node(r"[a-c]+x|\\d{2}")).accepts(b"12")
@@ -31,7 +32,7 @@ import enum
 import re
 
 from .language import EMPTY, Cls, Node, alt, cls, lit, opt, rep, seq
-from .lookaround import has_lookaround, translate_with_lookarounds
+from .lookaround import has_end_anchor, has_lookaround, translate_with_lookarounds
 from .ranges import ANY_CHAR, Ranges, complement, normalize_ranges
 
 
@@ -175,7 +176,13 @@ class Translator:
         free = rep(Cls(ANY_CHAR), 0, None) if search else EMPTY
         if has_lookaround(parsed):
             return translate_with_lookarounds(self, parsed, flags, free, self.dual)
-        return self._top(parsed, flags, free)
+        try:
+            return self._top(parsed, flags, free)
+        except InnerAnchor:
+            # ECMA's $ holds at the end of the text only: inside (``(,|$)``) it ends what follows
+            if self.flavor is Flavor.ASCII or not has_end_anchor(parsed):
+                raise
+            return translate_with_lookarounds(self, parsed, flags, free, self.dual)
 
     @property
     def dual(self) -> Translator:

@@ -195,6 +195,15 @@ RFC_FORMATS: dict[str, str] = {
 _MAX_LENGTH = {"hostname": 253, "host-name": 253}  # RFC 1123 (exact mode's labels alone allow longer)
 
 
+def known_format(name: str) -> bool:
+    """Whether ``name`` is a format asserted here (`format_node` gives a language for it).
+
+    >>> known_format("regex"), known_format("int32")
+    (True, False)
+    """
+    return name in RFC_FORMATS
+
+
 def format_node(name: str, rfc: bool = False, text: bool = False) -> Node | None:
     """The decoded-string language of format ``name`` (with ``rfc``, its RFC grammar, `RFC_FORMATS`);
     None for formats that are only annotations. ``text``: the language will be written as regex

@@ -23,7 +23,7 @@ from typing import Any
 
 from ..automata import to_python_syntax
 from .context import Context, Excluded, Loc, Witness
-from .formats import format_node
+from .formats import known_format
 from .keywords import ANNOTATIONS, STRING_KW, TYPES, VOCABULARY, trivial
 from .value_negation import values_negation
 
@@ -172,7 +172,7 @@ def _group_negation(t: Context, g: dict, loc: Loc, depth: int) -> Any:
     if k in ("dependentRequired", "dependentSchemas", "dependencies") and isinstance(v, dict):
         return _dependencies_negation(t, v, loc, depth)
     if k == "format":
-        known = isinstance(v, str) and format_node(v, rfc=True) is not None
+        known = isinstance(v, str) and known_format(v)  # not built: idn-* and regex take seconds
         if known and t is not None and t.policy.rfc_formats and v in COMPLEMENTED_FORMATS:
             return Excluded(strings={"format": v})  # the strings outside its RFC grammar
         return NO_NEGATION if known else False  # an unknown format is an annotation
@@ -181,7 +181,7 @@ def _group_negation(t: Context, g: dict, loc: Loc, depth: int) -> Any:
 
 # asserted formats whose exact-mode automaton is their RFC grammar, no smaller: their complement is
 # exactly the strings that break them. Not the documented subsets (hostname and the names built on it,
-# without A-labels; idn-*; regex, literal text only), whose complement would hold valid names, nor
+# without A-labels; idn-*; regex, a subset of ECMA-262's grammar), whose complement would hold valid names, nor
 # what validators read more widely: uuid (extra hyphens), uri-template (a stray %), duration (as
 # ISO 8601: P4DT.2H), the uri family (an empty host before an empty port, //:/b)
 COMPLEMENTED_FORMATS = frozenset(

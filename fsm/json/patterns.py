@@ -7,8 +7,9 @@ lacks (``(?<name>``, ``\\u{...}``, ``\\cX``, ``\\p{L}``) read first (`to_python_
 it in ``Enc`` to get the JSON-encoded text. This module adds what is JSON-Schema-specific: ECMA
 source rewriting, caching, and `UnsupportedSchema` errors.
 
-Lookaheads are exact (intersections, `fsm.automata.lookaround`); backreferences, lookbehinds, word
-boundaries, anchors in the middle, possessive and atomic groups raise `UnsupportedSchema`.
+Lookaheads and a ``$`` inside the pattern are exact (intersections, `fsm.automata.lookaround`);
+backreferences, lookbehinds, word boundaries, a ``^`` in the middle, possessive and atomic groups
+raise `UnsupportedSchema`.
 
 >>> import re
 >>> from fsm.automata import to_regex

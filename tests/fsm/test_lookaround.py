@@ -6,6 +6,7 @@ accepted string matches, and every matching string without a line terminator is 
 from __future__ import annotations
 
 import re
+from itertools import product
 
 import pytest
 from hypothesis import given, reject, settings
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 from fsm.automata import node_to_char_dfa
 from fsm.errors import SpecTooComplex, UnsupportedSchema
 from fsm.json.patterns import pattern_node
+from fsm.testing import ecma_search
 
 ATOMS = st.sampled_from(["a", "b", "[ab]", ".", "a*", "b+", "(?:ab|b)", "c?", "\\d"])
 
@@ -76,3 +78,30 @@ def test_lookbehind_and_lookahead_under_a_star_stay_unsupported():
     for pattern in (r"(?<=a)b", r"(?:(?=a)[ab])*c"):
         with pytest.raises(UnsupportedSchema, match="look"):
             pattern_node(pattern)
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"^([^,]+(,|$)){3,}$",
+        r"^(a|b$)+c?",
+        r"(x$)|y",
+        r"^(ab|$)*",
+        r"a$b",
+        r"^(?:a(?:b|$)){2}",
+        r"^(a$|b){0,3}$",
+    ],
+)
+def test_an_end_anchor_inside_the_pattern_ends_the_text(pattern):
+    """ECMA's ``$`` holds only at the end of the text: inside a group or a repeat it leaves nothing
+    to follow (a repeat's iteration that passes it is the last)."""
+    d = node_to_char_dfa(pattern_node(pattern))
+    for n in range(7):
+        for chars in product("ab,xyc", repeat=n):
+            s = "".join(chars)
+            assert (d is not None and d.accepts(s)) == ecma_search(pattern, s), (pattern, s)
+
+
+def test_a_start_anchor_inside_the_pattern_stays_unsupported():
+    with pytest.raises(UnsupportedSchema):
+        pattern_node(r"a(^b)")
