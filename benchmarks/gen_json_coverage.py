@@ -546,7 +546,7 @@ DIALECTS = [
     "| construct | Python `re` | ECMA-262 | PCRE | `fsm.Regex` | JSON Schema `pattern` |",
     "|---|---|---|---|---|---|",
     "| `^` at the start, `$` at the end | anchors | anchors | anchors | allowed, no-ops (the match is full) | anchor the search |",
-    "| `^`, `$` elsewhere (`a^b`, `(,|$)`) | anchors | anchors | anchors | `RegexError` naming the position | `$`: the end of the text (nothing may follow; a repeat's iteration through it is the last); `^`: `UnsupportedSchema` |",
+    "| `^`, `$` elsewhere (`a^b`, `(a$)b`) | anchors | anchors | anchors | `RegexError` naming the position | `$`: the end of the text (nothing may follow; a repeat's iteration through it is the last); `^`: `UnsupportedSchema` |",
     "| `\\A`, `\\Z` | start, end | — | start, end (before a final newline) | as `^`, `$` | as `^`, `$` |",
     "| `\\b`, `\\B` | word boundary | word boundary | word boundary | `RegexError` | `UnsupportedSchema` |",
     "| `(?P<name>...)` | named group | — | named group | group | group |",
