@@ -13,6 +13,14 @@ the fixed cost is large and every jump is fed whole.
 The fixed cost is given in positions: ``a / b``, what one more pass costs measured in padded
 positions of the batch.
 
+A pass is paid once for the whole batch, and the batch runs until its slowest row is done, so a
+wide feed saves a pass only when the row it hurries is the one the batch waits for.
+`makespan_width` weighs that: the passes still needed are estimated per row as the passes its
+feed takes at a width plus one per token left in its budget (each needs at most one pass), and
+the width minimizing ``overhead * max over rows + rows * width`` is fed. A row that jumps 20 tokens
+beside rows as far along as it is gains the batch nothing by being fed whole (its rest goes into
+the passes the others need anyway); rows that all jump, or the row that is behind, are fed wide.
+
 >>> feed_width([1] * 7 + [20], overhead=12)
 1
 >>> feed_width([5, 5, 5, 5], overhead=12)
@@ -54,3 +62,38 @@ def feed_width(lengths: Sequence[int], overhead: float) -> int:
         if rate >= best_rate:
             best, best_rate = width, rate
     return best
+
+
+def makespan_width(lengths: Sequence[int], remaining: Sequence[int], overhead: float) -> int:
+    """The feed width in ``1..max(lengths)`` with the least cost for the rest of the batch.
+
+    ``remaining[r]``: tokens row ``r`` may still make after its feed (its budget left). The cost of a
+    width is ``overhead * passes + rows * width`` with ``passes`` the most, over rows, of
+    ``ceil(length / width) + remaining``. Ties go to the wider feed.
+
+    >>> makespan_width([1] * 7 + [20], [40] * 7 + [21], overhead=12)  # its jump took it level
+    1
+    >>> makespan_width([1] * 7 + [20], [40] * 8, overhead=12)  # the batch would wait for its feed
+    20
+    """
+    if not lengths or len(lengths) != len(remaining):
+        raise ValueError("makespan_width needs one remaining count per row, and at least one row")
+    rows = len(lengths)
+    best, best_cost = 1, float("inf")
+    for width in sorted(set(lengths)):
+        passes = max(-(-n // width) + left for n, left in zip(lengths, remaining, strict=True))
+        cost = overhead * passes + rows * width
+        if cost <= best_cost:
+            best, best_cost = width, cost
+    return best
+
+
+def step_width(lengths: Sequence[int], remaining: Sequence[int], overhead: float, makespan: bool) -> int:
+    """The width of a pass: `makespan_width` when ``makespan``, else `feed_width` (``remaining`` unused).
+
+    >>> step_width([1, 1, 6], [9, 9, 4], overhead=12, makespan=True)
+    1
+    """
+    if makespan:
+        return makespan_width(lengths, remaining, overhead)
+    return feed_width(lengths, overhead)

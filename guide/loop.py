@@ -10,8 +10,8 @@
   would write them, when the matcher accepts it; else the matcher's own forced tokens) is appended
   without sampling and fed in the same forward pass as the sampled token. The last forced token is
   left for the model to pick, so it can merge with what follows as canonical text would. A pass
-  feeds the width that makes tokens cheapest (`guide.feed_width`): a longer feed's rest is carried
-  into the next passes, and its row samples nothing until the whole feed is in.
+  feeds a width chosen by cost (`guide.feed_width`); a longer feed's rest goes into the next passes,
+  and its row samples nothing until the whole feed is in.
 
 Speculative decoding runs the same loop with verify steps instead (`guide.speculative_loop`).
 """
@@ -29,7 +29,7 @@ import fsm
 
 from .completion import Completion, DecodeStats
 from .constraints import Constraint, TokenMatcher
-from .feed_width import default_overhead, feed_width
+from .feed_width import default_overhead, step_width
 from .inputs import budgets, matchers, prompt_ids, stop_bytes
 from .masks import MaskBuffer, forbid_padding_ids
 from .sampling import Sampler, SamplingParams, check_logits, sampling_params, seed_list
@@ -86,13 +86,12 @@ class Runner:
     """State of one generate call; ``steps()`` runs the loop and yields the rows touched per step.
 
     ``masks_ahead``: write step t+1's masks on a worker thread while step t's forward pass runs (the
-    matchers' states are known once the sampled tokens are committed). The output is the same either
-    way; whether it is faster depends on the device and on the cores left free (see
-    docs/performance.md).
-
-    ``forward_overhead``: the fixed cost of a forward pass in padded positions of the batch, which
-    sets how wide a pass feeds jump-forward tokens (`guide.feed_width`); None takes the device's
-    default.
+    matchers' states are known once the sampled tokens are committed); same output, faster or not
+    by device and free cores (docs/performance.md).
+    ``forward_overhead``: a pass's fixed cost in padded positions of the batch, for how wide a pass
+    feeds jump-forward tokens (`guide.feed_width`); None: the device's default. ``makespan_feeds``:
+    feed wide only where it shortens the batch's remaining passes (`makespan_width`), else at the
+    most tokens per cost (`feed_width`); None: on for a CPU, where padding costs like real positions.
     """
 
     def __init__(
@@ -108,13 +107,15 @@ class Runner:
         watermark: Watermark | None = None,
         masks_ahead: bool = False,
         forward_overhead: float | None = None,
+        makespan_feeds: bool | None = None,
     ):
         self.source = source
-        if forward_overhead is None:
-            forward_overhead = default_overhead(torch.device(source.device).type)
-        elif not forward_overhead >= 0:
+        device = torch.device(source.device).type
+        if forward_overhead is not None and not forward_overhead >= 0:
             raise ValueError(f"forward_overhead must be >= 0, got {forward_overhead!r}")
-        self.forward_overhead = forward_overhead
+        self.forward_overhead = default_overhead(device) if forward_overhead is None else forward_overhead
+        self.makespan_feeds = device == "cpu" if makespan_feeds is None else makespan_feeds
+        self.positions = 0  # positions the decode passes computed, padding included
         self.masks_ahead = masks_ahead
         self.staged: Staged | None = None
         self.worker: ThreadPoolExecutor | None = None
@@ -294,10 +295,13 @@ class Runner:
             self._stage_ahead(batch)
         if feeds is None:
             fed = tokens[:, None]
+            self.positions += len(self.active)
             batch.logits = batch.session.decode(fed)
             batch.sampler.observe(fed)
         else:
-            width = feed_width([len(f) for f in feeds], self.forward_overhead)
+            left = [r.max_new - len(r.ids) for r in self.active]
+            width = step_width([len(f) for f in feeds], left, self.forward_overhead, self.makespan_feeds)
+            self.positions += len(self.active) * width
             for row, f in zip(self.active, feeds, strict=True):
                 row.pending = f[width:]
             fed, lengths = pad([f[:width] for f in feeds], width)
@@ -380,10 +384,8 @@ class Runner:
             try:  # forced bytes may start inside a character the model already began
                 text = forced[:cut].decode("utf-8")
                 ids = list(self.source.tokenizer.encode(text, add_special_tokens=False))
-            except (
-                Exception
-            ):  # deliberately broad: not text, or a tokenizer that cannot encode it: use the matcher path
-                ids = None
+            except Exception:  # broad on purpose: not text, or a tokenizer that cannot encode it
+                ids = None  # the matcher's own forced tokens are used instead
             if ids is not None and self.vocab.decode(ids) != forced[:cut]:
                 ids = None  # e.g. a SentencePiece dummy prefix: not the forced bytes
         self.canonical_cache[forced] = ids
