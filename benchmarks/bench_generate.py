@@ -18,7 +18,9 @@ C. Constrained (a JSON schema with long fixed keys; a hand-written equivalent re
 D. A fresh schema per row, as a server sees it: ``--batches`` rows, each constrained by its own
    JSONSchemaBench schema never compiled in this process (a new block of schemas every run, the disk
    cache off, so compile and every cold row are in the constrained time), vs the same prompts
-   unconstrained making as many tokens; with and without jump-forward. Schemas are taken round-robin
+   unconstrained making as many tokens; with and without jump-forward, with jump-forward fed at the
+   widths with the most tokens per cost (``Runner(makespan_feeds=False)``, the loop before the
+   makespan widths) and with masks ahead. Schemas are taken round-robin
    over the subsets, keeping those a fresh process compiles within 1 s (checked in a child process, so
    nothing of the check is cached here).
 """
@@ -301,30 +303,54 @@ class Bench:
 
         Each constrained run is paired with a free run making the same number of tokens per row
         (EOS banned), right after it; the ratio is the median over repeats of the pair's ratio.
+        With ``--same-blocks`` every variant of a round runs on the round's block (the memory cache
+        cleared before each, so each compiles it anew), in an order rotated per round: variants are
+        compared on the same rows; otherwise each run has its own block (a schema is new only once).
         """
         os.environ["GUIDE_FSM_CACHE"] = "off"  # read at each compile: no index comes from disk
-        variants = (("constrained", True, False), ("constrained, no jump", False, False))
-        variants += (("constrained, masks ahead", True, True),)
+        # name: (jump-forward, masks ahead, makespan feeds; None = the loop's default)
+        variants: dict[str, tuple[bool, bool, bool | None]] = {
+            "constrained": (True, False, None),
+            "constrained, rate widths": (True, False, False),
+            "constrained, no jump": (False, False, None),
+            "constrained, masks ahead": (True, True, None),
+        }
+        names = list(variants)
+        same = self.args.same_blocks
         blocks = self.args.repeats + 1  # one round of warm-up
-        schemas = fresh_schemas(len(variants) * blocks * b)
+        schemas = fresh_schemas((1 if same else len(names)) * blocks * b)
         prompts = [self.model.chat(FRESH_PROMPT)] * b
-        rates: dict[str, list[float]] = {name: [] for name, _, _ in variants}
-        ratios: dict[str, list[float]] = {name: [] for name, _, _ in variants}
+        rates: dict[str, list[float]] = {name: [] for name in names}
+        ratios: dict[str, list[float]] = {name: [] for name in names}
+        work: dict[str, list[tuple[int, int]]] = {name: [] for name in names}  # (passes, positions)
         clock = time.process_time if CPU_TIME else time.perf_counter
         for rep in range(blocks):
-            for k, (name, jump, ahead) in enumerate(variants):
-                # a new block of schemas per run: every compile and every row of it is cold
-                at = (len(variants) * rep + k) * b
+            order = names[rep % len(names) :] + names[: rep % len(names)] if same else names
+            for name in order:
+                jump, ahead, makespan = variants[name]
+                # a new block of schemas per run (or per round): every compile and every row is cold
+                at = (rep if same else len(names) * rep + names.index(name)) * b
                 fsm.clear_memory_cache()
                 specs = [fsm.JsonSchema(s) for s in schemas[at : at + b]]
                 t = clock()
-                # the loop guide.generate runs, with the masks-ahead mode it does not expose
+                # the loop guide.generate runs, with the modes it does not expose
                 runner = Runner(
-                    self.model, prompts, specs, self.n_new, None, None, jump, {}, masks_ahead=ahead
+                    self.model,
+                    prompts,
+                    specs,
+                    self.n_new,
+                    None,
+                    None,
+                    jump,
+                    {},
+                    masks_ahead=ahead,
+                    makespan_feeds=makespan,
                 )
                 for _ in runner.steps():
                     pass
-                lengths = [len(o.token_ids) for o in runner.completions()]
+                done = runner.completions()
+                lengths = [len(o.token_ids) for o in done]
+                passes = max(o.stats.forward_passes for o in done) - 1  # decode passes: not the prefill
                 rate = sum(lengths) / (clock() - t)
                 t = clock()
                 outs = guide.generate(self.model, prompts, max_new_tokens=lengths, logit_bias=self.no_eos)
@@ -332,12 +358,19 @@ class Bench:
                 if rep:
                     rates[name].append(rate)
                     ratios[name].append(rate / free)
+                    work[name].append((passes, runner.positions))
         r = {k: statistics.median(v) for k, v in ratios.items()}
         print(
-            f"D threads={threads} batch={b} (fresh JSONSchemaBench schema per row): "
+            f"D threads={threads} batch={b} (fresh JSONSchemaBench schema per row"
+            f"{', variants on the same blocks' if same else ''}): "
             + " | ".join(f"{k} {statistics.median(v):.1f}" for k, v in rates.items())
             + " tok/s || constrained/free (paired, median) "
-            + ", ".join(f"{k} {v:.2f}" for k, v in r.items()),
+            + ", ".join(f"{k} {v:.2f}" for k, v in r.items())
+            + " || decode passes/positions per block (mean) "
+            + ", ".join(
+                f"{k} {statistics.mean(p for p, _ in w):.1f}/{statistics.mean(n for _, n in w):.0f}"
+                for k, w in work.items()
+            ),
             flush=True,
         )
         for name, ratio in r.items():
@@ -357,6 +390,11 @@ def main() -> None:
         "--cpu-time",
         action="store_true",
         help="rate by process CPU time, not wall time (steadier on a loaded machine; use with 1 thread)",
+    )
+    ap.add_argument(
+        "--same-blocks",
+        action="store_true",
+        help="section D: run every variant of a round on the same block of schemas (rotated order)",
     )
     args = ap.parse_args()
     global CPU_TIME
