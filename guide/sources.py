@@ -155,8 +155,9 @@ class ModelSession:
         last = (lengths - 1).to(self.next_pos.device)
         cols = torch.unique(last)
         logits, _ = self._append(tokens, lengths, keep=cols)
-        rows = torch.arange(n, device=logits.device)
-        return _as_logits(logits[rows, torch.searchsorted(cols, last)], self.width)
+        # a transformers release that ignores a tensor ``logits_to_keep`` returns every position
+        at = torch.searchsorted(cols, last) if logits.shape[1] == len(cols) else last
+        return _as_logits(logits[torch.arange(n, device=logits.device), at], self.width)
 
     def extend(self, tokens: torch.Tensor, lengths: torch.Tensor | None = None) -> torch.Tensor:
         """Like `decode`, but return the logits after *every* appended token: ``(rows, k, width)``
