@@ -17,6 +17,7 @@ lookahead is complemented as a character DFA (``complement_dfa``), built once pe
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 try:  # Python >= 3.11
@@ -36,32 +37,28 @@ _STARTS = (_c.AT_BEGINNING, _c.AT_BEGINNING_STRING)
 ANYTHING = rep(Cls(ANY_CHAR), 0, None)
 
 
-def has_lookaround(items: Any) -> bool:
-    """Whether a parse tree (or a subpattern's item list) holds a lookahead or lookbehind."""
+def _holds(items: Any, hit: Callable[[Any, Any], bool]) -> bool:
+    """Whether ``hit(op, av)`` holds for an item anywhere in a parse tree (or a subpattern's item list)."""
     for op, av in items:
-        if op in _LOOKS:
+        if hit(op, av):
             return True
-        if op is _c.SUBPATTERN and has_lookaround(av[3]):
+        if op is _c.SUBPATTERN and _holds(av[3], hit):
             return True
-        if op is _c.BRANCH and any(has_lookaround(b) for b in av[1]):
+        if op is _c.BRANCH and any(_holds(b, hit) for b in av[1]):
             return True
-        if op in _REPEATS and has_lookaround(av[2]):
+        if op in _REPEATS and _holds(av[2], hit):
             return True
     return False
+
+
+def has_lookaround(items: Any) -> bool:
+    """Whether a parse tree (or a subpattern's item list) holds a lookahead or lookbehind."""
+    return _holds(items, lambda op, av: op in _LOOKS)
 
 
 def has_end_anchor(items: Any) -> bool:
     """Whether a parse tree (or a subpattern's item list) holds ``$`` or ``\\Z`` anywhere."""
-    for op, av in items:
-        if op is _c.AT and av in _ENDS:
-            return True
-        if op is _c.SUBPATTERN and has_end_anchor(av[3]):
-            return True
-        if op is _c.BRANCH and any(has_end_anchor(b) for b in av[1]):
-            return True
-        if op in _REPEATS and has_end_anchor(av[2]):
-            return True
-    return False
+    return _holds(items, lambda op, av: op is _c.AT and av in _ENDS)
 
 
 def translate_with_lookarounds(tr: Any, items: Any, flags: int, free: Node, dual: Any) -> Node:
