@@ -1,4 +1,5 @@
-"""Array stand-ins for a `LazyByteDFA`'s table and accepting flags, so a `ByteDFA` can hold one.
+"""Array stand-ins for a lazily determinized DFA's table and accepting flags, so a `ByteDFA` can
+hold one (`LazyByteDFA`, `fsm.compose.ComposedDFA`).
 
 An index written for eager DFAs reads ``dfa.table[rows]``; these views expand the rows it touches
 first, so the same code serves a lazily determinized automaton without making its other states.
@@ -6,12 +7,28 @@ first, so the same code serves a lazily determinized automaton without making it
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from .lazy_dfa import LazyByteDFA
+
+class Expanding(Protocol):
+    """What the views read of their automaton."""
+
+    n_classes: int
+
+    @property
+    def n_states(self) -> int: ...
+
+    @property
+    def table_buffer(self) -> np.ndarray: ...
+
+    @property
+    def accepting_flags(self) -> np.ndarray: ...
+
+    def ensure(self, rows) -> None: ...
+
+    def expand_all(self) -> None: ...
 
 
 class LazyTable:
@@ -19,7 +36,7 @@ class LazyTable:
 
     dtype = np.dtype(np.int32)
 
-    def __init__(self, owner: LazyByteDFA):
+    def __init__(self, owner: Expanding):
         self._owner = owner
 
     @property
@@ -52,7 +69,7 @@ class LazyTable:
 class LazyFlags:
     """Stands in for ``ByteDFA.accepting`` (known as soon as a state exists)."""
 
-    def __init__(self, owner: LazyByteDFA):
+    def __init__(self, owner: Expanding):
         self._owner = owner
 
     def __getitem__(self, key):

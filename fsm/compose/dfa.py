@@ -15,6 +15,7 @@ import threading
 import numpy as np
 
 from ..automata import ByteDFA
+from ..automata.lazy_views import LazyFlags, LazyTable
 from ..limits import Deadline, Limits
 from .program import JUNCTION, LEAF, TOKEN, Program
 
@@ -28,7 +29,7 @@ class ComposedDFA:
     >>> from fsm.compose.program import build_program
     >>> from fsm.limits import Limits
     >>> d = ComposedDFA(build_program(Sequence("a", Text(max_bytes=1)), None, None), Limits())
-    >>> s = d.step(d.initial, ord("a")); bool(d.accepting[s]), d.step(s, ord("a")) >= 0
+    >>> s = d.step(d.initial, ord("a")); bool(d.accepting_flags[s]), d.step(s, ord("a")) >= 0
     (True, True)
     """
 
@@ -186,46 +187,10 @@ class ComposedDFA:
         return self._expanded
 
     @property
-    def accepting(self) -> np.ndarray:
+    def accepting_flags(self) -> np.ndarray:
+        """Whether each state made so far accepts (known as soon as the state exists)."""
         return self._accepting[: self.n_states]
 
     def as_byte_dfa(self) -> ByteDFA:
         """A `ByteDFA` view whose rows expand when read."""
-        return ByteDFA(_Table(self), self.byte_class, self.initial, _Flags(self))
-
-
-class _Table:
-    """Stands in for ``ByteDFA.table``: a row is expanded the first time it is read."""
-
-    dtype = np.dtype(np.int32)
-
-    def __init__(self, owner: ComposedDFA):
-        self._owner = owner
-
-    @property
-    def shape(self) -> tuple[int, int]:
-        return (self._owner.n_states, 256)
-
-    def __len__(self) -> int:
-        return self._owner.n_states
-
-    def __getitem__(self, key):
-        rows = key[0] if isinstance(key, tuple) else key
-        if isinstance(rows, slice):
-            self._owner.expand_all()
-        else:
-            self._owner.ensure(rows)
-        return self._owner.table_rows()[key]
-
-
-class _Flags:
-    """Stands in for ``ByteDFA.accepting`` (known as soon as a state exists)."""
-
-    def __init__(self, owner: ComposedDFA):
-        self._owner = owner
-
-    def __getitem__(self, key):
-        return self._owner.accepting[key]
-
-    def __len__(self) -> int:
-        return self._owner.n_states
+        return ByteDFA(LazyTable(self), self.byte_class, self.initial, LazyFlags(self))
