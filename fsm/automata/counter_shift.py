@@ -35,6 +35,25 @@ def shift_class(lazy: LazyByteDFA, d: int, horizon: int) -> tuple[tuple, int, in
     """(class key, counter block, count) of state ``d`` when the next ``horizon`` bytes read from it
     act alike for every state of its class up to a shift of that block's count; None when ``d`` is
     not such a state (no counter, several blocks, near a bound, inside a multi-byte character)."""
+    parts = _parts(lazy, d)
+    if parts is None or parts[1] is None or type(parts[1]) is not CounterBlock:
+        return None  # product blocks' liveness depends on the count itself
+    form, block, k0, k1 = parts
+    if k1 + horizon >= block.hi:
+        return None
+    if k0 >= block.lo:
+        past_lo = True
+    elif k1 + horizon < block.lo:
+        past_lo = False
+    else:
+        return None
+    return (*form, past_lo), form[0], k0
+
+
+def _parts(lazy: LazyByteDFA, d: int) -> tuple[tuple, CounterBlock | None, int, int] | None:
+    """``((block number, real states, (count - least count, item state)...), block, least count,
+    greatest count)`` of the set of ``d``; the block None when the set holds no virtual state; None
+    when it holds states inside a character or of several blocks."""
     counters = lazy.counters
     if counters is None:
         return None
@@ -49,24 +68,15 @@ def shift_class(lazy: LazyByteDFA, d: int, horizon: int) -> tuple[tuple, int, in
             real.append(q)
             continue
         b, blk, loc = counters.locate(q)
-        if type(blk) is not CounterBlock or (block is not None and b != block_no):
-            return None  # product blocks' liveness depends on the count itself; one block only
+        if block is not None and b != block_no:
+            return None
         block_no, block = b, blk
         local.append(divmod(loc, blk.m))
     if block is None:
-        return None
+        return (block_no, tuple(real), ()), None, 0, 0
     k0 = min(k for k, _ in local)
     k1 = max(k for k, _ in local)
-    if k1 + horizon >= block.hi:
-        return None
-    if k0 >= block.lo:
-        past_lo = True
-    elif k1 + horizon < block.lo:
-        past_lo = False
-    else:
-        return None
-    key = (block_no, tuple(real), tuple(sorted((k - k0, g) for k, g in local)), past_lo)
-    return key, block_no, k0
+    return (block_no, tuple(real), tuple(sorted((k - k0, g) for k, g in local))), block, k0, k1
 
 
 def shifted(lazy: LazyByteDFA, e: int, block_no: int, delta: int) -> int:
@@ -100,21 +110,22 @@ class Shifts:
 
     def __init__(self, lazy: LazyByteDFA):
         self.lazy = lazy
-        self._form: dict[int, tuple | None] = {}  # state -> (form, count), ("same",) or None
-        self._at: dict[tuple, int] = {}  # (form, count) -> state
+        self._parts: dict[int, tuple | None] = {}  # state -> `_parts` of its set
+        self._at: dict[tuple, int] = {}  # (form, least count) -> state
 
     def moved(self, e: int, block_no: int, delta: int) -> int:
         """``shifted(lazy, e, block_no, delta)``."""
-        f = self._form.get(e, _UNSEEN)
-        if f is _UNSEEN:
-            f = self._form[e] = _form(self.lazy, e)
-            if f is not None and len(f) == 2:
-                self._at[f] = e
-        if f is None:
+        parts = self._parts.get(e, _UNSEEN)
+        if parts is _UNSEEN:
+            parts = self._parts[e] = _parts(self.lazy, e)
+            if parts is not None and parts[1] is not None:
+                self._at[parts[0], parts[2]] = e
+        if parts is None:
             return shifted(self.lazy, e, block_no, delta)
-        if len(f) == 1 or f[0][0] != block_no:
+        form, block, k0, _ = parts
+        if block is None or form[0] != block_no:
             return e  # no state of that block in the set: nothing moves
-        key = (f[0], f[1] + delta)
+        key = (form, k0 + delta)
         d = self._at.get(key)
         if d is None:
             d = self._at[key] = shifted(self.lazy, e, block_no, delta)
@@ -122,32 +133,6 @@ class Shifts:
 
 
 _UNSEEN = object()
-
-
-def _form(lazy: LazyByteDFA, e: int) -> tuple | None:
-    """``((block, real states, (count - least count, item state)...), least count)`` of a set with
-    states of one counter block; ``("same",)`` with none (a shift leaves it as it is); None when it
-    holds states inside a character or of several blocks (`shifted` works those out each time)."""
-    counters = lazy.counters
-    n_real = lazy.n_real
-    real: list[int] = []
-    local: list[tuple[int, int]] = []
-    block_no = -1
-    for q in lazy.state_set(e):
-        if q >= n_real:
-            return None
-        if q >= 0:
-            real.append(q)
-            continue
-        b, blk, loc = counters.locate(q)
-        if block_no >= 0 and b != block_no:
-            return None
-        block_no = b
-        local.append(divmod(loc, blk.m))
-    if block_no < 0:
-        return ("same",)
-    k0 = min(k for k, _ in local)
-    return (block_no, tuple(real), tuple(sorted((k - k0, g) for k, g in local))), k0
 
 
 def _moved(counters, q: int, block_no: int, delta: int) -> int:
