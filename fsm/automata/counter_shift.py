@@ -53,7 +53,7 @@ def shift_class(lazy: LazyByteDFA, d: int, horizon: int) -> tuple[tuple, int, in
 def _parts(lazy: LazyByteDFA, d: int) -> tuple[tuple, CounterBlock | None, int, int] | None:
     """``((block number, real states, (count - least count, item state)...), block, least count,
     greatest count)`` of the set of ``d``; the block None when the set holds no virtual state; None
-    when it holds states inside a character or of several blocks."""
+    when it holds states inside a character, of several blocks, or of a block that does not count."""
     counters = lazy.counters
     if counters is None:
         return None
@@ -68,8 +68,8 @@ def _parts(lazy: LazyByteDFA, d: int) -> tuple[tuple, CounterBlock | None, int, 
             real.append(q)
             continue
         b, blk, loc = counters.locate(q)
-        if block is not None and b != block_no:
-            return None
+        if not isinstance(blk, CounterBlock) or (block is not None and b != block_no):
+            return None  # a pushdown block (an unconstrained value) has no counts; one block only
         block_no, block = b, blk
         local.append(divmod(loc, blk.m))
     if block is None:
