@@ -9,6 +9,7 @@ would cost ``hi`` copies of the item.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import lru_cache
 
 import numpy as np
 
@@ -60,6 +61,13 @@ class CounterBlock:
 
 
 _ESCAPES: tuple | None = None
+
+
+@lru_cache(maxsize=4096)
+def _unescaped(lo: int, hi: int) -> tuple[tuple[int, int], ...]:
+    """The characters of ``lo..hi`` a JSON string may hold raw (memoized: every counter state of a
+    string block asks again for the same few ranges, ~16 µs each)."""
+    return subtract(((lo, hi),), MUST_ESCAPE)
 
 
 class ProductBlock(CounterBlock):
@@ -121,7 +129,7 @@ class ProductBlock(CounterBlock):
             for lo, hi, t in self.unit.edges[q]:
                 if not self.live(k + 1, t):
                     continue
-                for a, b in subtract(((lo, hi),), MUST_ESCAPE) if self.enc else ((lo, hi),):
+                for a, b in _unescaped(lo, hi) if self.enc else ((lo, hi),):
                     out.append((a, b, (k + 1, t * ne)))
             if self.enc:
                 children, _, below = _ESCAPES
