@@ -10,7 +10,8 @@ Modules, bottom layer first (each imports only modules listed above it):
 - `re_tree`: Python's ``re`` parse tree -> language tree, in the ASCII or the ECMA flavour.
 - `budget`: the time/size budget of one construction; `byte_dfa`: `ByteDFA`, UTF-8 byte
   sequences, table finishing and equal-row merging; `char_dfa`: `CharDFA` and subset
-  construction, complement, trim, product, difference with words.
+  construction, complement, trim, product, difference with words; `boolean_dfa`: and, or, not and
+  exactly-one of character DFAs, each result minimized.
 - `blocks`: virtual NFA states (counter and product blocks); `liveness`: which NFA states can
   still finish; `lazy_dfa`: the lazily determinized byte DFA.
 - `nfa`: the Thompson NFA of a tree, and small character DFAs through it (`small_dfa`).
@@ -25,6 +26,7 @@ May import only `fsm.errors`, `fsm.limits` and itself: the spec front ends (`fsm
 """
 
 from .any_value import AnyValueBlock
+from .boolean_dfa import dfa_and, dfa_not, dfa_or, exactly_one
 from .budget import Budget
 from .build import node_nfa, node_to_dfa
 from .byte_dfa import ByteDFA, codepoint_ranges_between, finish_dfa, utf8_sequences
@@ -122,8 +124,12 @@ __all__ = [
     "complement",
     "complement_dfa",
     "decimal_range",
+    "dfa_and",
+    "dfa_not",
+    "dfa_or",
     "divisible_decimals",
     "divisible_integers",
+    "exactly_one",
     "expansion_size",
     "finish_dfa",
     "fold",

@@ -71,21 +71,10 @@ NON_INTEGRAL = seq(
 
 def number_language(t: Context, schemas: list[Loc], integer: bool) -> Node:
     """The numbers (or integers) valid against every schema in ``schemas``."""
-    b = Bounds()
+    b = number_bounds(schemas)
     divisors: list[tuple[Fraction, Loc]] = []
     for f in schemas:
         s = f.schema
-        for kw, lower in (("minimum", True), ("maximum", False)):
-            if kw in s:
-                v = num(s[kw], kw, f)
-                excl_kw = "exclusiveMinimum" if lower else "exclusiveMaximum"
-                excl = s.get(excl_kw) is True
-                (b.tighten_lower if lower else b.tighten_upper)(v, excl)
-        for kw, lower in (("exclusiveMinimum", True), ("exclusiveMaximum", False)):
-            v = s.get(kw)
-            if isinstance(v, bool) or v is None:
-                continue
-            (b.tighten_lower if lower else b.tighten_upper)(num(v, kw, f), True)
         if "multipleOf" in s:
             m = num(s["multipleOf"], "multipleOf", f)
             if m <= 0:
@@ -137,6 +126,29 @@ def number_language(t: Context, schemas: list[Loc], integer: bool) -> Node:
         first = [_uncapped_integers(b)] if b.bounded else []  # else the integers' automata spell them
         return alt(And((*first, *ints)), And((node, *extra, NON_INTEGRAL)))
     return And((node, *extra)) if extra else node
+
+
+def number_bounds(schemas: list[Loc]) -> Bounds:
+    """The bounds every schema in ``schemas`` sets (draft 4's boolean exclusives included).
+
+    >>> number_bounds([Loc({"minimum": 2, "exclusiveMaximum": 5}, "", "")]).integer_bounds()
+    (2, 4)
+    """
+    b = Bounds()
+    for f in schemas:
+        s = f.schema
+        for kw, lower in (("minimum", True), ("maximum", False)):
+            if kw in s:
+                v = num(s[kw], kw, f)
+                excl_kw = "exclusiveMinimum" if lower else "exclusiveMaximum"
+                excl = s.get(excl_kw) is True
+                (b.tighten_lower if lower else b.tighten_upper)(v, excl)
+        for kw, lower in (("exclusiveMinimum", True), ("exclusiveMaximum", False)):
+            v = s.get(kw)
+            if isinstance(v, bool) or v is None:
+                continue
+            (b.tighten_lower if lower else b.tighten_upper)(num(v, kw, f), True)
+    return b
 
 
 # integer digits of an unbounded side in exact mode, where a validator takes any length (a bignum):

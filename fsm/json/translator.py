@@ -26,6 +26,7 @@ from ..errors import SchemaError, UnsupportedSchema
 from ..limits import Limits
 from .arrays import array_language
 from .bounded_any import bounded_any
+from .combination import combination_language
 from .conditionals import conditional, dependencies
 from .context import Excluded, Loc, short_pointer
 from .formats import format_node
@@ -174,6 +175,9 @@ class Translator:
         """The first ``anyOf``/``oneOf`` split into branches; finite values are never split."""
         if any(isinstance(f.schema, dict) and ("enum" in f.schema or "const" in f.schema) for f in flat):
             return self._conjunction(flat, locs, depth)  # finite values: the validator decides
+        node = combination_language(self, flat, locs)  # branches over one scalar type's keywords
+        if node is not None:
+            return node
         for i, loc in enumerate(flat):
             s = loc.schema
             if not isinstance(s, dict):
