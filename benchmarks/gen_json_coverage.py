@@ -296,10 +296,11 @@ ROWS = [
     ),
     (
         "$ref (remote)",
-        U,
-        "nothing is fetched",
+        P,
+        "to the documents given as JsonSchema(..., resources={uri: schema}) and the official metaschemas "
+        "(jsonschema_specifications); nothing is fetched; a document of another draft is refused",
         {"$ref": "https://example.com/s.json"},
-        "test_json_schema.py::test_refs_defs_anchors_and_ids",
+        "test_json_remote_refs.py::test_the_suites_remote_ref_groups_compile_and_agree",
     ),
     (
         "$dynamicRef",
@@ -528,8 +529,8 @@ FORMAT_TABLE = [
     "| `relative-json-pointer` | a prefix without inner zeros (`100` is refused, as validators do) | any non-negative integer prefix |",
     "| `uri-template` (RFC 6570) | levels 1-4 expressions; names start with a letter, digit or `_`; prefixes up to 999 | names may start with a %-escape; prefixes up to 9999; non-ASCII and `'` literals (erratum 6937) |",
     "| `ipv4`, `ipv6`, `uuid`, `json-pointer` | the RFC grammar | same |",
-    "| `idn-hostname` (RFC 5890-5893) | ASCII labels only | also U-labels of up to 9 characters IDNA2008 allows, contextual ones in their context (joiners, middle dots, keraia, geresh, Arabic-Indic digits: RFC 5892 appendix A), right-to-left ones under the Bidi rule (RFC 5893; the other labels of such a name right-to-left or ASCII starting with a letter), NFC by construction (viramas the only marks), in names of up to 3 labels, any IDNA full stop; not A-labels (`xn--`, see hostname), other marks, longer U-labels |",
-    "| `idn-email` (RFC 6531) | as `email` | `email`'s exact grammar with non-ASCII atext/qtext, the domain an `idn-hostname` |",
+    "| `idn-hostname` (RFC 5890-5893) | ASCII labels only | also U-labels of up to 9 characters IDNA2008 allows, contextual ones in their context (joiners, middle dots, keraia, geresh, Arabic-Indic digits: RFC 5892 appendix A), right-to-left ones under the Bidi rule (RFC 5893; the other labels of such a name right-to-left or ASCII starting with a letter), NFC by construction (viramas the only marks), in names of up to 3 labels, any IDNA full stop; not A-labels (`xn--`, see hostname), other marks, longer U-labels (their A-label must fit 63 octets, and its length is known only from the whole label's punycode: the suite's 52-letter Greek label encodes to exactly 63) |",
+    "| `idn-email` (RFC 6531) | as `email` | `email`'s exact grammar with non-ASCII atext/qtext, the domain an `idn-hostname` or one whose NFC is: ASCII labels of up to 9 characters with a combining mark after some letters or digits (`cafe\\u0301`, as validators read RFC 6531) |",
     "| `regex` (ECMA-262) | literal text only | a regular subset of the pattern grammar, valid with and without the `u` flag (`fsm/json/regex_format.py`): groups, lookarounds, groups 2 deep, one named group first, no control characters, classes (empty ones too), quantifiers with ordered bounds, `\\cX`, `\\xHH`, `\\uHHHH`; not backreferences (`\\1`, `\\k<n>`: they must name a group that exists) |",
     "",
 ]

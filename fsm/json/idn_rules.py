@@ -38,6 +38,7 @@ from ..automata import (
 )
 from ..limits import DEFAULT_LIMITS
 
+_ALNUM = "0123456789abcdefghijklmnopqrstuvwxyz"
 MAX_U_LABEL = 9  # characters: 4 ("xn--") + 1 ("-") + 9 * 6 punycode digits <= 63 (below U+40000)
 _JAMO = ((0x1100, 0x11FF), (0xA960, 0xA97F), (0xD7B0, 0xD7FF))
 _RTL = ("R", "AL", "AN")
@@ -155,6 +156,30 @@ def _tables() -> dict | None:
         "not": {n: cls(*_ranges(set(range(1, len(ids) + 1)) - v)) for n, v in symbols.items()},
         "ranges": [_ranges(m) for m in members_of],
     }
+
+
+@cache
+def letter_marks() -> tuple[tuple[int, int], ...] | None:
+    """The combining diacritical marks (U+0300..U+036F, U+1DC0..U+1DFF) that may follow a lowercase
+    ASCII letter or a digit in a label read in NFC: IDNA2008 allows the mark (PVALID), and NFC
+    composes it with each of them into a character IDNA2008 allows (``e`` + U+0301 is ``é``) or leaves
+    the pair as it is; None without the ``idna`` package.
+
+    >>> any(a <= 0x301 <= b for a, b in letter_marks()), any(a <= 0x340 <= b for a, b in letter_marks())
+    (True, False)
+    """
+    try:
+        from idna import idnadata, intranges  # optional: jsonschema's format extras install it
+    except ImportError:
+        return None
+    pvalid = idnadata.codepoint_classes["PVALID"]
+    out = set()
+    for m in (*range(0x300, 0x370), *range(0x1DC0, 0x1E00)):
+        if unicodedata.combining(chr(m)) and intranges.intranges_contain(m, pvalid):
+            pairs = [(b + chr(m), unicodedata.normalize("NFC", b + chr(m))) for b in _ALNUM]
+            if all(c == p or (len(c) == 1 and intranges.intranges_contain(ord(c), pvalid)) for p, c in pairs):
+                out.add(m)
+    return _ranges(out)
 
 
 def _not(node: Node) -> Node:
