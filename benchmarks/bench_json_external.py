@@ -2,7 +2,8 @@
 
 Every spec/instance/verdict case of the external corpora in ``/work/shared/corpora`` (``--corpora``):
 the official JSON-Schema-Test-Suite (each draft folder found there, ``optional/`` included; one spec
-per test group, its draft from the folder) and JSONSchemaBench (one spec per line, with the MaskBench
+per test group, its draft from the folder; its ``remotes/`` given as ``resources`` at
+``http://localhost:1234/``, where the suite's README has runners serve them) and JSONSchemaBench (one spec per line, with the MaskBench
 instances). Each spec is compiled with ``fsm.compile`` for the SmolLM2 vocabulary in exact mode
 (``JsonSchema(exact=True)``; formats asserted as their RFC grammars where the corpus asserts them:
 JSONSchemaBench and ``optional/format``) and its first mask filled, in a worker process with the
@@ -35,6 +36,7 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
+import functools
 import glob
 import itertools
 import json
@@ -85,6 +87,7 @@ def load_cases(corpora: str, per_corpus: int | None, only: str = "") -> list[dic
                             # format-assertion.json names the format-assertion vocabulary
                             "formats": sub == "optional/format" or "format" in os.path.basename(path),
                             "tests": [(t["data"], bool(t["valid"])) for t in g["tests"]],
+                            "corpora": corpora,  # its remote refs name the suite's remotes/
                         }
                     )
             out.extend(got[:per_corpus] if per_corpus else got)
@@ -106,6 +109,17 @@ def load_cases(corpora: str, per_corpus: int | None, only: str = "") -> list[dic
                     "tests": [(t["data"], bool(t["valid"])) for t in d.get("tests", [])],
                 }
             )
+    return out
+
+
+def suite_remotes(corpora: str) -> dict:
+    """The suite's ``remotes/`` as its runners serve them, at ``http://localhost:1234/`` (the suite's
+    README): the documents its remote ``$ref`` tests name, given as `fsm.JsonSchema` resources."""
+    root = os.path.join(corpora, "json-schema-test-suite", "remotes")
+    out = {}
+    for path in glob.glob(os.path.join(root, "**", "*.json"), recursive=True):
+        with open(path) as f:
+            out["http://localhost:1234/" + os.path.relpath(path, root).replace(os.sep, "/")] = json.load(f)
     return out
 
 
@@ -340,6 +354,7 @@ def _worker(conn) -> None:
     # enum/const objects; seconds of rfc3987_syntax parser tables, a minute on a loaded box)
     import jsonschema  # noqa: F401
 
+    remotes = functools.lru_cache(suite_remotes)
     conn.send("ready")
     while True:
         case = conn.recv()
@@ -350,7 +365,11 @@ def _worker(conn) -> None:
         exc = None
         try:
             spec = fsm.JsonSchema(
-                case["schema"], exact=True, assert_format=case["formats"], draft=case["draft"]
+                case["schema"],
+                exact=True,
+                assert_format=case["formats"],
+                draft=case["draft"],
+                resources=remotes(case["corpora"]) if "corpora" in case else None,
             )
             index = fsm.compile(spec, vocab, limits=fsm.Limits(max_seconds=MAX_SECONDS), cache=False)
             index.matcher().fill_bitmask(np.zeros(words, dtype=np.int32))

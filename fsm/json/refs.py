@@ -1,4 +1,7 @@
-"""``$id``/``$anchor`` indexing and ``$ref`` resolution within one schema document (no remote fetches).
+"""``$id``/``$anchor`` indexing and ``$ref`` resolution: within one schema document, in the documents
+given as ``resources`` (by the URI a ``$ref`` names them with), and in the official metaschemas
+(``jsonschema_specifications``, installed with ``jsonschema``). Nothing is fetched over the network: a
+server compiling a user's schema must not be made to open URLs, and a fetch could hang a compile.
 
 >>> refs = Refs({"$defs": {"a": {"type": "string"}}}, 2020)
 >>> refs.resolve("#/$defs/a", Loc({}, "", refs.root_base))[0].schema
@@ -7,7 +10,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 from urllib.parse import unquote, urldefrag, urljoin
@@ -88,9 +91,11 @@ _SCHEMA_MAPS = frozenset(
 class Refs:
     """The resources (``$id``) and anchors of a root schema, and ``$ref`` resolution against them."""
 
-    def __init__(self, root: Any, draft: int):
+    def __init__(self, root: Any, draft: int, remote: Mapping[str, Any] | None = None):
+        """``remote``: documents by retrieval URI (checked by `JsonSchema`), indexed on first use."""
         self.draft = draft
         self.resources: dict[str, Any] = {}
+        self._remote = {urldefrag(uri)[0]: doc for uri, doc in (remote or {}).items()}
         self.anchors: dict[str, tuple[Any, str, str]] = {}
         root_base = ROOT_URI
         if isinstance(root, dict):
@@ -99,8 +104,11 @@ class Refs:
                 root_base = urljoin(ROOT_URI, rid) if ":" not in rid else rid
                 root_base = urldefrag(root_base)[0]
         self.root_base = root_base
-        self.resources[root_base] = (root, "")
-        self.resources[ROOT_URI] = (root, "")
+        # by URI: (schema, pointer, the base its Loc gets, the base inside it). A Loc's base is the
+        # one its schema's own $id resolves against (the translator applies that $id on entry, except
+        # at a document's root, whose $id is in its base already).
+        self.resources[root_base] = (root, "", root_base, root_base)
+        self.resources[ROOT_URI] = (root, "", root_base, root_base)
         self._index(root, "", root_base)
 
     def _index(self, s: Any, ptr: str, base: str) -> None:
@@ -115,8 +123,8 @@ class Refs:
             if sid.startswith("#") and self.draft <= 7:
                 self.anchors[urljoin(base, sid)] = (s, ptr, base)
             else:
-                base = urldefrag(urljoin(base, sid))[0]
-                self.resources.setdefault(base, (s, ptr))
+                outer, base = base, urldefrag(urljoin(base, sid))[0]
+                self.resources.setdefault(base, (s, ptr, outer if ptr else base, base))
         for key in ("$anchor", "$dynamicAnchor") if self.draft >= 2019 else ():
             a = s.get(key)
             if isinstance(a, str):
@@ -140,18 +148,22 @@ class Refs:
         if full in self.anchors and not frag.startswith("/"):
             s, ptr, base = self.anchors[full]
             return Loc(s, ptr, base), full
-        doc = self.resources.get(url)
-        if doc is None:
-            raise UnsupportedSchema(
-                f"$ref {ref!r} at {loc.ptr or '/'} points outside this schema (remote refs are not fetched)",
-                "$ref",
-                loc.ptr,
-            )
-        schema, ptr = doc
+        doc = self.resources.get(url) or self._load(url, ref, loc)
+        schema, ptr, base, inner = doc
+        named = inner + "#" + frag  # an anchor is the resource's: under the URI its own $id gives it
+        if frag and not frag.startswith("/") and named in self.anchors:
+            s, ptr, base = self.anchors[named]
+            return Loc(s, ptr, base), named
         if frag and not frag.startswith("/"):
             raise SchemaError(f"$ref {ref!r} at {loc.ptr or '/'}: no $anchor {frag!r} in this schema")
-        node = schema
-        for part in frag.split("/")[1:] if frag else []:
+        if not frag:
+            return Loc(schema, ptr, base), url + "#"
+        node, base = schema, inner
+        for part in frag.split("/")[1:]:
+            if node is not schema and isinstance(node, dict):  # a resource passed on the way
+                sid = schema_id(node, self.draft)
+                if isinstance(sid, str) and not sid.startswith("#"):
+                    base = urldefrag(urljoin(base, sid))[0]
             key = _ptr_unescape(part)
             if isinstance(node, list):
                 try:
@@ -163,12 +175,50 @@ class Refs:
             else:
                 raise SchemaError(f"$ref {ref!r} at {loc.ptr or '/'} does not resolve (no {key!r})")
             ptr += "/" + part
-        base = url
-        if isinstance(node, dict):
-            sid = schema_id(node, self.draft)
-            if isinstance(sid, str) and not sid.startswith("#"):
-                base = urldefrag(urljoin(base, sid))[0]
         return Loc(node, ptr, base), url + "#" + frag
+
+    def _load(self, url: str, ref: str, loc: Loc) -> tuple[Any, str, str, str]:
+        """The document at ``url`` (a given resource or an official metaschema), indexed now."""
+        doc = self._remote.get(url)
+        if doc is None:
+            doc = metaschema(url)
+        if doc is None:
+            raise UnsupportedSchema(
+                f"$ref {ref!r} at {loc.ptr or '/'} points outside this schema to {url!r}, which is "
+                "not among the resources given (JsonSchema(..., resources={uri: schema}); nothing is fetched)",
+                "$ref",
+                loc.ptr,
+            )
+        draft = draft_of(doc) if isinstance(doc, dict) and "$schema" in doc else self.draft
+        if draft != self.draft:
+            raise UnsupportedSchema(
+                f"$ref {ref!r} at {loc.ptr or '/'} points to {url!r}, a draft {draft} document, from a "
+                f"draft {self.draft} schema: a document is read in one draft only",
+                "$ref",
+                loc.ptr,
+            )
+        sid = schema_id(doc, self.draft) if isinstance(doc, dict) else None
+        # a root $id names the document for its own refs, relative to where it was retrieved from
+        base = urldefrag(urljoin(url, sid))[0] if isinstance(sid, str) and not sid.startswith("#") else url
+        self.resources[url] = (doc, "", base, base)
+        self._index(doc, "", url)
+        return self.resources[url]
+
+
+def metaschema(uri: str) -> Any:
+    """The official metaschema (or vocabulary schema) at ``uri``, None if ``uri`` names none.
+
+    >>> metaschema("http://json-schema.org/draft-07/schema#")["title"]
+    'Core schema meta-schema'
+    """
+    try:
+        import jsonschema_specifications  # a dependency of jsonschema: the metaschemas, offline
+    except ImportError:  # pragma: no cover - installed with jsonschema
+        return None
+    try:
+        return jsonschema_specifications.REGISTRY[urldefrag(uri)[0]].contents
+    except LookupError:
+        return None
 
 
 class Expansion:

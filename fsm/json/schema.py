@@ -12,7 +12,9 @@ properties allowed unless excluded, integers also as ``1.0``, ``enum``/``const``
 ``format`` an annotation; ``assert_format=True`` asserts it as its RFC grammar) except layout and
 property order. ``assert_format`` overrides either policy's choice. The generation policy falls back to
 extras allowed and no inferred type when it alone would leave a satisfiable schema nothing to generate.
-``draft=`` names the draft when ``$schema`` does not (default 2020-12).
+``draft=`` names the draft when ``$schema`` does not (default 2020-12). ``resources`` maps URIs to
+the schema documents a ``$ref`` may name outside this one (nothing is fetched; the official
+metaschemas are known without it).
 
 The generation policy:
 
@@ -39,9 +41,11 @@ import contextlib
 import hashlib
 import json
 import warnings
+from collections.abc import Mapping
 from dataclasses import replace
 from functools import cached_property
 from typing import Any
+from urllib.parse import urldefrag
 
 from ..automata import NEVER, Node, Ref, node_to_dfa, to_regex
 from ..errors import SchemaError, SchemaTooComplex, SpecError, SpecTooComplex, UnsupportedSchema
@@ -76,6 +80,28 @@ def _load(schema: Any) -> Any:
     )
 
 
+def _resources(resources: Any) -> dict[str, Any]:
+    """``resources`` checked: absolute URIs (a fragment dropped) to schemas (dicts or bools).
+
+    >>> _resources({"http://x.test/a.json#": {"type": "integer"}})
+    {'http://x.test/a.json': {'type': 'integer'}}
+    """
+    if resources is None:
+        return {}
+    if not isinstance(resources, Mapping):
+        raise SchemaError(f"resources must map URIs to schemas, got {type(resources).__name__}")
+    out = {}
+    for uri, doc in resources.items():
+        if not isinstance(uri, str) or ":" not in uri:
+            raise SchemaError(f"resources: {uri!r} is not an absolute URI (a $ref names a document by one)")
+        if not isinstance(doc, (dict, bool)):
+            raise SchemaError(
+                f"resources[{uri!r}] must be a schema (a dict or a bool), got {type(doc).__name__}"
+            )
+        out[urldefrag(uri)[0]] = doc
+    return out
+
+
 def _custom_metaschema(schema: Any) -> bool:
     """Whether the root's ``$schema`` names a metaschema other than the official drafts'."""
     uri = schema.get("$schema") if isinstance(schema, dict) else None
@@ -106,8 +132,10 @@ class JsonSchema:
         draft: int | None = None,
         exact: bool = False,
         assert_format: bool | None = None,
+        resources: Mapping[str, Any] | None = None,
     ):
         self.schema = _load(schema)
+        self.resources = _resources(resources)
         if draft is not None and draft not in DRAFTS:
             raise SchemaError(f"draft must be one of {', '.join(map(str, DRAFTS))}, got {draft!r}")
         # the draft decides which keywords exist and how $ref treats its siblings
@@ -179,6 +207,7 @@ class JsonSchema:
                 self.draft,
                 self.exact,
                 self.policy.assert_format,
+                self.resources,
             ],
             sort_keys=True,
             separators=(",", ":"),

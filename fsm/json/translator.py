@@ -83,10 +83,12 @@ class Translator:
         self.limits = limits
         self.deadline = limits.deadline()
         self.calls = 0
-        self.refs = Refs(root, self.draft)
+        self.refs = Refs(root, self.draft, getattr(opts, "resources", None))
         self.root_base = self.refs.root_base
         self.expansion = Expansion()  # refs being expanded on the current path (met again: recursion)
-        self.literals = LiteralCheck(root, self.draft, self.policy.assert_format)
+        self.literals = LiteralCheck(
+            root, self.draft, self.policy.assert_format, getattr(opts, "resources", None)
+        )
         self.any_json = False  # an unbounded any-value (AnyJson) was emitted: lazy DFA only
         self.rules: dict[str, Node] = {}
         self.conjunctions = ConjunctionRules(self)  # rule modes: a conjunction met again is a rule

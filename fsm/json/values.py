@@ -232,9 +232,10 @@ def validator_view(schema: Any) -> Any:
 class LiteralCheck:
     """Validity of literal values against subschemas of one root schema."""
 
-    def __init__(self, root: Any, draft: int, formats: bool = True):
+    def __init__(self, root: Any, draft: int, formats: bool = True, resources: dict | None = None):
         self.root = root
         self.draft = draft
+        self.resources = resources or {}  # documents a $ref names by URI (`JsonSchema`'s resources)
         self.formats = formats  # format asserted (else an annotation, as exact mode reads it by default)
         self._validator_cls = None
         self._views: dict[int, tuple[Any, Any]] = {}
@@ -266,9 +267,11 @@ class LiteralCheck:
                 7: jsonschema.Draft7Validator,
                 2019: jsonschema.Draft201909Validator,
             }.get(self.draft, jsonschema.Draft202012Validator)
+            kw = {"registry": _registry(self.resources, self.draft)} if self.resources else {}
             self._validator_cls = cls(
                 self.root if isinstance(self.root, (dict, bool)) else {},
                 format_checker=cls.FORMAT_CHECKER if self.formats else None,
+                **kw,
             )
         return self._validator_cls
 
@@ -286,6 +289,20 @@ class LiteralCheck:
             Exception
         ) as exc:  # deliberately broad: a schema jsonschema cannot evaluate (bad regex, remote ref)
             raise SchemaError(f"cannot evaluate enum/const values against the schema: {exc}") from None
+
+
+def _registry(resources: dict, draft: int) -> Any:
+    """``resources`` as a ``referencing`` registry; a document without ``$schema`` is read in ``draft``."""
+    import referencing
+    import referencing.jsonschema as rj
+
+    spec = {3: rj.DRAFT3, 4: rj.DRAFT4, 6: rj.DRAFT6, 7: rj.DRAFT7, 2019: rj.DRAFT201909}.get(
+        draft, rj.DRAFT202012
+    )
+    return referencing.Registry().with_resources(
+        (uri, referencing.Resource.from_contents(doc, default_specification=spec))
+        for uri, doc in resources.items()
+    )
 
 
 def finite_values(t: Context, locs: list[Loc]) -> list | None:
