@@ -85,7 +85,8 @@ def load_cases(corpora: str, per_corpus: int | None, only: str = "") -> list[dic
                             "schema": g["schema"],
                             "draft": draft,
                             # format-assertion.json names the format-assertion vocabulary
-                            "formats": sub == "optional/format" or "format" in os.path.basename(path),
+                            "formats": sub == "optional/format"
+                            or os.path.basename(path) == "format-assertion.json",
                             "tests": [(t["data"], bool(t["valid"])) for t in g["tests"]],
                             "corpora": corpora,  # its remote refs name the suite's remotes/
                         }
