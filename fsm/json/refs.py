@@ -221,6 +221,25 @@ def metaschema(uri: str) -> Any:
         return None
 
 
+def registry(resources: dict, draft: int) -> Any:
+    """``resources`` as the ``referencing`` registry ``jsonschema`` resolves remote refs with; a
+    document without ``$schema`` is read in ``draft``.
+
+    >>> registry({"urn:x": {"type": "integer"}}, 2020)["urn:x"].contents
+    {'type': 'integer'}
+    """
+    import referencing
+    import referencing.jsonschema as rj
+
+    spec = {3: rj.DRAFT3, 4: rj.DRAFT4, 6: rj.DRAFT6, 7: rj.DRAFT7, 2019: rj.DRAFT201909}.get(
+        draft, rj.DRAFT202012
+    )
+    return referencing.Registry().with_resources(
+        (uri, referencing.Resource.from_contents(doc, default_specification=spec))
+        for uri, doc in resources.items()
+    )
+
+
 class Expansion:
     """The ``$ref`` targets being expanded on the current path: one met again inside its own
     expansion is recursion.

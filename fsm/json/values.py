@@ -24,6 +24,7 @@ from .keywords import ARRAY_KW, NUMBER_KW, OBJECT_KW
 from .layout import Layout
 from .numbers import zero_fraction
 from .policy import PERMUTED_MEMBERS
+from .refs import registry
 
 
 def canon(v: Any) -> str:
@@ -267,7 +268,7 @@ class LiteralCheck:
                 7: jsonschema.Draft7Validator,
                 2019: jsonschema.Draft201909Validator,
             }.get(self.draft, jsonschema.Draft202012Validator)
-            kw = {"registry": _registry(self.resources, self.draft)} if self.resources else {}
+            kw = {"registry": registry(self.resources, self.draft)} if self.resources else {}
             self._validator_cls = cls(
                 self.root if isinstance(self.root, (dict, bool)) else {},
                 format_checker=cls.FORMAT_CHECKER if self.formats else None,
@@ -289,20 +290,6 @@ class LiteralCheck:
             Exception
         ) as exc:  # deliberately broad: a schema jsonschema cannot evaluate (bad regex, remote ref)
             raise SchemaError(f"cannot evaluate enum/const values against the schema: {exc}") from None
-
-
-def _registry(resources: dict, draft: int) -> Any:
-    """``resources`` as a ``referencing`` registry; a document without ``$schema`` is read in ``draft``."""
-    import referencing
-    import referencing.jsonschema as rj
-
-    spec = {3: rj.DRAFT3, 4: rj.DRAFT4, 6: rj.DRAFT6, 7: rj.DRAFT7, 2019: rj.DRAFT201909}.get(
-        draft, rj.DRAFT202012
-    )
-    return referencing.Registry().with_resources(
-        (uri, referencing.Resource.from_contents(doc, default_specification=spec))
-        for uri, doc in resources.items()
-    )
 
 
 def finite_values(t: Context, locs: list[Loc]) -> list | None:
