@@ -101,10 +101,16 @@ def trivial(s: Any) -> bool:
 
 
 def pure_ref(s: Any, draft: int) -> str | None:
-    """The $ref of a schema that is nothing but a reference (siblings are annotations, or ignored)."""
+    """The $ref of a schema that is nothing but a reference: its siblings are annotations, keywords
+    outside the vocabulary (``markdownDescription``, ``x-*``: they assert nothing), or ignored.
+
+    >>> pure_ref({"$ref": "#/a", "description": "d", "x-order": 1}, 2020), pure_ref({"$ref": "#/a", "type": "null"}, 2020)
+    ('#/a', None)
+    """
     if not isinstance(s, dict) or "$ref" not in s:
         return None
-    if draft <= 7 or set(s) <= REF_SIBLINGS_OK:
+    # $defs, $anchor, x-*... assert nothing; an identifier would move the base the $ref resolves against
+    if draft <= 7 or all(k in REF_SIBLINGS_OK or (k not in VOCABULARY and k not in ("$id", "id")) for k in s):
         return s["$ref"]
     return None
 

@@ -86,6 +86,7 @@ class Translator:
         self.refs = Refs(root, self.draft, getattr(opts, "resources", None))
         self.root_base = self.refs.root_base
         self.expansion = Expansion()  # refs being expanded on the current path (met again: recursion)
+        self.unfolding: set[str] = set()  # refs whose targets are being flattened into a conjunction now
         self.literals = LiteralCheck(
             root, self.draft, self.policy.assert_format, getattr(opts, "resources", None)
         )
@@ -247,8 +248,9 @@ class Translator:
         dependencies as ``anyOf``); the refs expanded stay on the expansion stack inside the block."""
         with ExitStack() as expanded:
             flat: list[Loc] = []
+            done: set[str] = set()  # the refs this flattening expanded: met again, already conjoined
             for loc in locs:
-                self._flatten(loc, flat, set(), expanded)
+                self._flatten(loc, flat, done, expanded)
             yield flat
 
     def conjuncts(self, locs: list[Loc]) -> list[Loc]:
@@ -256,7 +258,7 @@ class Translator:
         with self.flattened(locs) as flat:
             return flat
 
-    def _flatten(self, loc: Loc, out: list[Loc], seen: set, expanded: ExitStack) -> None:
+    def _flatten(self, loc: Loc, out: list[Loc], done: set, expanded: ExitStack) -> None:
         self.tick()  # flattening runs per pair of oneOf branches too: quadratic in their number
         self.pointer = loc.ptr
         s = loc.schema
@@ -276,7 +278,7 @@ class Translator:
         if isinstance(sid, str) and not sid.startswith("#") and loc.ptr:
             loc = Loc(s, loc.ptr, urldefrag(urljoin(loc.base, sid))[0])
         if "$ref" in s:
-            self._expand_ref(loc, out, seen, expanded)
+            self._expand_ref(loc, out, done, expanded)
             if self.draft <= 7:
                 return  # drafts 4-7: siblings of $ref are ignored
             loc = Loc({k: v for k, v in s.items() if k != "$ref"}, loc.ptr, loc.base)
@@ -285,7 +287,7 @@ class Translator:
             if not isinstance(subs, list) or not subs:
                 raise SchemaError(f"allOf at {loc.ptr or '/'} must be a non-empty array")
             for i in range(len(subs)):
-                self._flatten(loc.at("allOf", i), out, seen, expanded)
+                self._flatten(loc.at("allOf", i), out, done, expanded)
             loc = Loc({k: v for k, v in loc.schema.items() if k != "allOf"}, loc.ptr, loc.base)
         if "not" in loc.schema:
             # a `not` with an exact positive form is replaced by it here, before anyOf branches are
@@ -295,29 +297,42 @@ class Translator:
                 at = loc.ptr + "/not"
                 loc = Loc({k: v for k, v in loc.schema.items() if k != "not"}, loc.ptr, loc.base)
                 if neg is not True:
-                    self._flatten(Loc(neg, at, loc.base), out, seen, expanded)
+                    self._flatten(Loc(neg, at, loc.base), out, done, expanded)
         if "if" in loc.schema or "then" in loc.schema or "else" in loc.schema:
             loc, cond = conditional(self, loc)
             if cond is not None:
-                self._flatten(cond, out, seen, expanded)
+                self._flatten(cond, out, done, expanded)
         out.append(dependencies(self, loc, out))
 
-    def _expand_ref(self, loc: Loc, out: list[Loc], seen: set, expanded: ExitStack) -> None:
-        """The conjuncts of ``loc``'s ``$ref`` target; a target met again on the path is recursion."""
+    def _expand_ref(self, loc: Loc, out: list[Loc], done: set, expanded: ExitStack) -> None:
+        """The conjuncts of ``loc``'s ``$ref`` target, unfolded in place (its own refs that recur
+        below a value stay rule calls in rule modes); a target this flattening expanded already is
+        conjoined already (A and A is A: two allOf members sharing a base schema); one met again
+        while it is being unfolded, or around this conjunction, is recursion."""
         ref = loc.schema["$ref"]
         target, key = self.refs.resolve(ref, loc)
-        if key in self.expansion or key in seen:
+        if key in self.unfolding:
             if self.by_rules:
                 raise UnsupportedSchema(
-                    f"recursive $ref {ref!r} at {loc.ptr or '/'} is combined with other keywords; "
-                    "only a $ref standing alone can recurse",
+                    f"$ref {ref!r} at {loc.ptr or '/'} is left-recursive: its target contains it "
+                    "again through allOf/$ref before any member or item, so the combination never ends",
                     "$ref",
                     loc.ptr + "/$ref",
                 )
             raise NeedsGrammar(f"recursive $ref {ref!r}", loc.ptr + "/$ref")
-        seen.add(key)
+        if key in done:
+            return
+        if key in self.expansion and not self.by_rules:  # an enclosing value's ref: recursion
+            raise NeedsGrammar(f"recursive $ref {ref!r}", loc.ptr + "/$ref")
+        # (rule modes: the stack holds this conjunction's refs only, met again when a oneOf branch
+        # is flattened on its own: the same value, not a recursion)
+        done.add(key)
         expanded.enter_context(self.expansion.expanding(key))
-        self._flatten(target, out, seen, expanded)
+        self.unfolding.add(key)
+        try:
+            self._flatten(target, out, done, expanded)
+        finally:
+            self.unfolding.discard(key)
 
     # -- a conjunction of flat schemas (no $ref/allOf/anyOf/oneOf left) ------------------------------
     def _branch(self, flat: list[Loc], i: int, kw: str, depth: int) -> Node:
