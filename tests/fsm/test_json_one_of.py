@@ -5,6 +5,8 @@ with schema values; checked against ``jsonschema`` in both policies."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import fsm
 from fsm.errors import UnsupportedSchema
@@ -14,7 +16,21 @@ from fsm.testing import accepts
 
 from .json_helpers import compact, validator
 
+BYTES = fsm.Vocabulary([bytes([i]) for i in range(256)] + [None], eos_token_ids=[256])
+
 CASES = [
+    # the member a negated other branch declares is not evaluated (a failed subschema annotates nothing)
+    (
+        {
+            "type": "object",
+            "oneOf": [
+                {"properties": {"bar": {"const": "bar"}}, "required": ["bar"]},
+                {"properties": {"baz": {"const": "baz"}}, "required": ["baz"]},
+            ],
+            "unevaluatedProperties": False,
+        },
+        [{"bar": "bar", "baz": None}, {"bar": "bar"}, {"baz": "baz"}, {"bar": "bar", "baz": "baz"}, {}],
+    ),
     ({"oneOf": [{"type": "integer"}, {"type": "number"}]}, [1, 1.5, -2.25, 0, 3.0, "x", None]),
     ({"oneOf": [{"enum": [1, 2, "a"]}, {"enum": [2, 3]}]}, [1, 2, 3, "a", 4]),
     ({"oneOf": [{"type": "integer"}, {"minimum": 2}]}, [1, 2, 5, 1.5, 2.5, "s"]),
@@ -87,3 +103,159 @@ def test_making_branches_exclusive_has_a_share_of_the_time(monkeypatch):
     with pytest.raises(UnsupportedSchema) as err:
         fsm.compile(JsonSchema(schema, exact=True), vocab, cache=False)
     assert err.value.keyword == "oneOf"
+
+
+# oneOf branches made exclusive without negating a branch: proved disjoint, or types or finite
+# values two branches take left out (each schema written from the spec's keywords)
+KIND = {"$defs": {"kind": {"enum": ["a", "b"]}}}
+PROVED = {
+    # a discriminator both require, its values through a $ref: disjoint enums
+    "discriminator_by_ref": {
+        **KIND,
+        "oneOf": [
+            {"type": "object", "required": ["k"], "properties": {"k": {"$ref": "#/$defs/kind"}}},
+            {"type": "object", "required": ["k"], "properties": {"k": {"const": "c"}}},
+        ],
+    },
+    # a member one branch requires as a string, the other (open) constrains to null by a pattern
+    "pattern_constrains_required": {
+        "oneOf": [
+            {"type": "object", "required": ["m"], "properties": {"m": {"type": "string"}}},
+            {"type": "object", "required": ["s"], "patternProperties": {"^m$": {"type": "null"}}},
+        ]
+    },
+    # a member one branch requires and the other's additionalProperties: false forbids
+    "closed_forbids_required": {
+        "oneOf": [
+            {"type": "object", "required": ["x"]},
+            {
+                "type": "object",
+                "properties": {"y": {}},
+                "patternProperties": {"^z": {}},
+                "additionalProperties": False,
+            },
+        ]
+    },
+    # required against not required (an anyOf of one branch once negated)
+    "required_vs_not_required": {
+        "type": "object",
+        "oneOf": [
+            {"required": ["a"], "not": {"required": ["b"]}},
+            {"required": ["b"], "not": {"required": ["a"]}},
+        ],
+    },
+    # a finite branch none of whose values the other branch takes
+    "finite_outside_pattern": {"oneOf": [{"type": "string", "pattern": "^x"}, {"enum": ["ab", "cd", 1]}]},
+    # numeric ranges meeting at an excluded bound
+    "touching_ranges": {
+        "oneOf": [{"type": "number", "maximum": 0}, {"type": "integer", "exclusiveMinimum": 0}]
+    },
+    # every value of the types no branch constrains is taken by both: only objects can be valid
+    "untyped_discriminator": {
+        "oneOf": [
+            {"required": ["k"], "properties": {"k": {"const": 1}}},
+            {"required": ["k"], "properties": {"k": {"const": 2}}},
+        ]
+    },
+    # the discriminator inside an anyOf of one side: each branch of it disjoint from the other side
+    "split_any_of": {
+        "oneOf": [
+            {
+                "type": "object",
+                "anyOf": [
+                    {"required": ["k"], "properties": {"k": {"const": 1}}},
+                    {"required": ["k"], "properties": {"k": {"const": 2}}},
+                ],
+            },
+            {"type": "object", "required": ["k"], "properties": {"k": {"type": "string"}}},
+        ]
+    },
+    # finite branches' values two branches take are valid for none (found by the validator)
+    "finite_shared_values": {
+        "oneOf": [{"enum": [1, "a", None, 2.5]}, {"type": "string"}, {"type": "integer", "minimum": 0}]
+    },
+    "finite_shared_object": {
+        "oneOf": [
+            {"enum": [{"k": "a"}, {"k": 1}]},
+            {"type": "object", "required": ["k"], "properties": {"k": {"type": "string"}}},
+        ]
+    },
+}
+PROVED_DRAFT4 = {
+    "$schema": "http://json-schema.org/draft-04/schema#",
+    "oneOf": [
+        {"type": "number", "maximum": 1, "exclusiveMaximum": True},
+        {"type": "number", "minimum": 1},
+    ],
+}
+MEMBER_KEYS = ["k", "m", "s", "x", "y", "z1", "a", "b"]  # in the order the schemas declare them
+SCALARS = st.sampled_from([None, True, False, 0, 1, 2, -1, 0.5, 1.5, "", "a", "b", "c", "ab", "cd", "x1"])
+JSON = st.recursive(
+    SCALARS,
+    lambda kids: st.one_of(
+        st.lists(kids, max_size=2),
+        st.dictionaries(st.sampled_from(MEMBER_KEYS), kids, max_size=3).map(
+            lambda d: {k: d[k] for k in sorted(d, key=MEMBER_KEYS.index)}
+        ),
+    ),
+    max_leaves=6,
+)
+PROVED_INDEXES: dict = {}
+
+
+def _proved_index(name, schema):
+    if name not in PROVED_INDEXES:
+        PROVED_INDEXES[name] = fsm.compile(JsonSchema(schema, exact=True), BYTES, cache=False)
+    return PROVED_INDEXES[name]
+
+
+def _declared_first(schema, value):
+    """``value``'s members in the order exact mode reads them: the names the branches declare or
+    require (in the order they do), then the others."""
+    if not isinstance(value, dict):
+        return value
+    names: list = []
+    for b in schema["oneOf"]:
+        for sub in [b, *b.get("anyOf", [])]:
+            names += [n for n in [*sub.get("properties", {}), *sub.get("required", [])] if n not in names]
+    order = names + [k for k in MEMBER_KEYS if k not in names]
+    return {k: value[k] for k in sorted(value, key=order.index)}
+
+
+@settings(max_examples=400, deadline=None)
+@given(name=st.sampled_from(sorted(PROVED)), value=JSON)
+def test_disjoint_branches_accept_what_jsonschema_validates(name, value):
+    schema = PROVED[name]
+    value = _declared_first(schema, value)
+    ok = accepts(_proved_index(name, schema), compact(value))
+    assert ok == validator(schema).is_valid(value), (name, value)
+
+
+@pytest.mark.parametrize("name", sorted(PROVED))
+def test_disjoint_branches_need_no_negation(name, monkeypatch):
+    """Proved disjoint: compiled with no time for negations (which would refuse the oneOf)."""
+    monkeypatch.setattr(one_of, "NEGATION_SHARE", 0.0)
+    monkeypatch.setattr(one_of, "negation", lambda *a: pytest.fail("negated"))
+    fsm.compile(JsonSchema(PROVED[name], exact=True), BYTES, cache=False)
+
+
+def test_draft4_boolean_exclusive_bounds_are_disjoint_ranges(monkeypatch):
+    monkeypatch.setattr(one_of, "negation", lambda *a: pytest.fail("negated"))
+    index = fsm.compile(JsonSchema(PROVED_DRAFT4, exact=True), BYTES, cache=False)
+    v = validator(PROVED_DRAFT4)
+    for value in [0, 0.5, 1, 1.0, 2, -3, "1"]:
+        assert accepts(index, compact(value)) == v.is_valid(value), value
+
+
+@pytest.mark.parametrize(
+    ("name", "values"),
+    [
+        ("finite_shared_values", [1, "a", None, 2.5, 0, 2, "b", "", -1, 1.5, True]),
+        ("finite_shared_object", [{"k": "a"}, {"k": 1}, {"k": "b"}, {"k": 2}, {}, "a"]),
+        ("untyped_discriminator", [{"k": 1}, {"k": 2}, {"k": 3}, {}, "s", 1, None, []]),
+    ],
+)
+def test_left_out_values_table(name, values):
+    index, v = _proved_index(name, PROVED[name]), validator(PROVED[name])
+    for value in values:
+        assert accepts(index, compact(value)) == v.is_valid(value), value

@@ -190,10 +190,13 @@ GROUPS_FLOOR = {4: 132, 6: 186, 7: 199, 2019: 269, 2020: 266}
 
 
 def test_exact_mode_invalid_rejected_valid_accepted(compiled_exact, draft, tokenizer):
-    """Exact mode: no invalid instance accepted; at least 94 % of the valid ones accepted, the rest
+    """Exact mode: no invalid instance accepted; at least 93 % of the valid ones accepted, the rest
     each for a documented reason; at least as many groups compile as the default mode did. (95 %
     until ref.json's relative-URI groups compiled, fsm/json/rules.py: their valid instances list
-    the members in an order exact mode does not generate, 654 of 690 then.)"""
+    the members in an order exact mode does not generate, 654 of 690 then; 94 % until
+    unevaluatedProperties.json's "dynamic evalation inside nested refs" compiled, its oneOf
+    branches through a $ref told apart: 7 of its 9 valid instances need what a $ref target
+    evaluates, 660 of 704 then.)"""
     assert len(compiled_exact) >= GROUPS_FLOOR[draft], len(compiled_exact)
     valid = accepted = 0
     unexplained = []
@@ -210,7 +213,7 @@ def test_exact_mode_invalid_rejected_valid_accepted(compiled_exact, draft, token
             if not ok and _exact_miss(g, t["data"]) == "other":
                 unexplained.append((name, g["description"], t["description"]))
     assert not unexplained, unexplained
-    assert accepted >= 0.94 * valid, (accepted, valid)
+    assert accepted >= 0.93 * valid, (accepted, valid)
 
 
 def test_exact_mode_random_walks_are_valid_documents(compiled_exact, draft):
