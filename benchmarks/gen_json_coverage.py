@@ -216,7 +216,9 @@ ROWS = [
     (
         "anyOf",
         S,
-        "union; siblings intersected into each branch",
+        "union; siblings intersected into each branch; a combination (anyOf/oneOf/allOf/not, any depth) of one "
+        "scalar type's keywords is one boolean formula, not branches: patterns and lengths as one minimized "
+        "string DFA, integer multipleOfs as one remainder automaton modulo their lcm",
         {"anyOf": [{"type": "string"}, {"type": "null"}]},
         "test_json_schema.py::test_any_of_all_of_merge_and_type_lists",
     ),
@@ -226,7 +228,8 @@ ROWS = [
         "as anyOf when branches provably exclude each other (types, finite values, a required discriminator const, a property one branch requires and the other, closed or with additionalProperties unspecified, never generates); "
         "else each branch intersected with the negations of the others when they have exact ones (see not: "
         "type difference, overlapping enums, numeric bounds, objects by required/properties/counts, arrays by "
-        "length/items/contains, strings by pattern/length); else an error, or anyOf semantics with oneof='anyof'",
+        "length/items/contains, strings by pattern/length); exact as a boolean formula over one scalar type's keywords "
+        "(see anyOf); else an error, or anyOf semantics with oneof='anyof'",
         {"oneOf": [{"type": "string"}, {"type": "integer"}]},
         "test_json_schema.py::test_one_of_exact_when_branches_exclude_each_other",
     ),
@@ -561,7 +564,8 @@ DIALECTS = [
     "| `.` | not `\\n` | no line terminator | not `\\n` | not `\\n` | no line terminator |",
     "| `(?i)`, `(?s)` | flags | — (outside the pattern) | flags | ASCII case folding, dot-all | same |",
     "| `(?m)`, `(?x)` | flags | — | flags | `RegexError` | `UnsupportedSchema` |",
-    "| lookahead | yes | yes | yes | `RegexError` | exact: the rest of the text intersected with (or minus) it; not under `*`/`+`/`{n,m}` |",
+    "| lookahead | yes | yes | yes | `RegexError` | exact: the rest of the text intersected with (or minus) it (a length "
+    "lookahead stays one count, the repeat bounds it implies dropped); not under `*`/`+`/`{n,m}` |",
     "| lookbehind, backreference, atomic group, possessive quantifier | yes | partly | yes | `RegexError` | `UnsupportedSchema` |",
     "",
 ]

@@ -4,12 +4,14 @@ Modules, bottom layer first (each imports only modules listed above it):
 
 - `ranges`: code point sets as sorted disjoint ranges, and their algebra.
 - `language`: the language tree (`Node` types) and its smart constructors.
+- `lengths`: word lengths of a tree (shortest word; repeats a length cap makes open-ended, `conjoin`).
 - `escapes`: JSON string escapes, written once (tree, trie and NFA fragment).
 - `numbers`: number languages, `multiples`: ``multipleOf``; `any_value`: the any-JSON-value pushdown block.
 - `regex_dialect`: PCRE/ECMA regex syntax Python lacks (``(?<name>``, ``\\p{L}``...) in Python's.
 - `re_tree`: Python's ``re`` parse tree -> language tree, in the ASCII or the ECMA flavour.
 - `budget`: the time/size budget of one construction; `byte_dfa`: `ByteDFA`, UTF-8 byte
-  sequences, table finishing and equal-row merging; `char_dfa`: `CharDFA` and subset
+  sequences, table finishing and equal-row merging; `copies`: the states of a counted repeat's
+  copies a subset can drop; `char_dfa`: `CharDFA` and subset
   construction, complement, trim, product, difference with words; `boolean_dfa`: and, or, not and
   exactly-one of character DFAs, each result minimized.
 - `blocks`: virtual NFA states (counter and product blocks); `liveness`: which NFA states can

@@ -11,6 +11,7 @@ import threading
 from collections import OrderedDict
 
 from .budget import EDGE_BYTES, SET_MEMBER_BYTES, Budget
+from .copies import copy_reducer
 from .ranges import ANY_CHAR, normalize_ranges, overlay, subtract
 
 Edge = tuple[int, int, int]  # (lo, hi, target)
@@ -89,6 +90,7 @@ def determinize(nfa, start: int, final: int, budget: Budget) -> CharDFA:
     ids: dict[frozenset, int] = {}
     sets: list[frozenset] = []
     raw_ids: dict[frozenset, int] = {}
+    reduce = copy_reducer(nfa)
 
     def dfa_id(raw: frozenset) -> int:
         d = raw_ids.get(raw)
@@ -99,6 +101,8 @@ def determinize(nfa, start: int, final: int, budget: Budget) -> CharDFA:
             S = closure(q)
         else:
             S = frozenset().union(*(closure(q) for q in raw))
+        if reduce is not None:  # a state beside its counterpart in an earlier copy adds no word
+            S = reduce(S)
         d = ids.get(S)
         if d is None:
             d = ids[S] = len(sets)

@@ -26,7 +26,8 @@ except ImportError:  # pragma: no cover - Python 3.10
     import sre_constants as _c  # type: ignore[no-redef]
 
 from .char_dfa import CharDFA, complement_dfa
-from .language import EMPTY, NEVER, And, Auto, Cls, Node, alt, lit, rep, seq
+from .language import EMPTY, NEVER, Auto, Cls, Node, alt, lit, rep, seq
+from .lengths import conjoin
 from .nfa import node_to_char_dfa
 from .ranges import ANY_CHAR
 
@@ -83,15 +84,15 @@ def _cps(tr: Any, items: Any, flags: int, cont: Node, dual: Any, no_end: bool = 
         if op is _c.AT and av in _ENDS:
             # the end of the text (the widest reading also lets Python's $ take a final newline)
             end = alt(EMPTY, lit("\n")) if tr.flavor.value == "ecma-widest" else EMPTY
-            acc = NEVER if no_end else And((acc, end))
+            acc = NEVER if no_end else conjoin((acc, end))
         elif op in _LOOKS:
             direction, sub = av
             if direction != 1:
                 raise tr.untranslatable("a lookbehind")
             if op is _c.ASSERT:
-                acc = And((acc, _cps(tr, sub, flags, ANYTHING, dual)))
+                acc = conjoin((acc, _cps(tr, sub, flags, ANYTHING, dual)))
             else:
-                acc = And((acc, _complement(_cps(dual, sub, flags, ANYTHING, tr))))
+                acc = conjoin((acc, _complement(_cps(dual, sub, flags, ANYTHING, tr))))
         elif op is _c.SUBPATTERN:
             _, add, remove, p = av
             acc = _cps(tr, p, (flags | add) & ~remove, acc, dual, no_end)

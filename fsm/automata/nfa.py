@@ -22,22 +22,7 @@ from .blocks import CounterBlock, Counters, ProductBlock
 from .budget import NFA_STATE_BYTES, Budget
 from .char_dfa import EMPTY_DFA, MEMO, CharDFA, Edge, auto_dfa, determinize, minus_words, product, trim_dfa
 from .escapes import add_any_escape, encoded_char, escape_split
-from .language import (
-    Alt,
-    And,
-    AnyJson,
-    Auto,
-    Cls,
-    Enc,
-    Lit,
-    Members,
-    Minus,
-    Node,
-    Ref,
-    Rep,
-    Seq,
-    Val,
-)
+from .language import Alt, And, AnyJson, Auto, Cls, Enc, Lit, Members, Minus, Node, Ref, Rep, Seq, Val
 from .liveness import live_states
 from .ranges import ANY_CHAR, intersect, normalize_ranges
 
@@ -66,6 +51,9 @@ class NFA:
         self.counters = Counters() if counters else None
         # `Ref`s become call sites of rules (a pushdown automaton, see `pushdown`) when given
         self.calls = calls
+        # the state ranges of a counted repeat's optional copies, after its entry (plain NFAs only):
+        # `determinize` drops a state from a subset beside its counterpart in an earlier copy
+        self.copies: list[tuple[list[tuple[int, int, int]], bool]] = []  # (copies, a loop's)
 
     def new(self) -> int:
         """A fresh state (no edges yet); its id."""
@@ -164,23 +152,32 @@ class NFA:
             e = self._counter(node, s, enc, full)
             if e is not None:
                 return e
+        copies = [(s, s, s)]  # (first state, last + 1, end) of the last required copy and the others
         for _ in range(node.lo):
-            s = self.build(node.item, s, enc, full)
+            n0, s = len(self.trans), self.build(node.item, s, enc, full)
+            copies = [(n0, len(self.trans), s)]
         if node.hi is None and isinstance(node.item, Cls):
             m = self.new()
             self.eps[s].append(m)
             self._cls_to(node.item.ranges, enc, full, m, m)
             return m
+        plain = not enc and self.counters is None and self.calls is None
         if node.hi is None:
             m = self.new()  # a fresh loop head, so no loop runs back into a shared state
             self.eps[s].append(m)
-            self.eps[self.build(node.item, m, enc, full)].append(m)
+            n0, end = len(self.trans), self.build(node.item, m, enc, full)
+            self.eps[end].append(m)
+            if plain and node.lo:  # the loop's copy has the words of the last required one
+                self.copies.append(([*copies, (n0, len(self.trans), end)], True))
             return m
         e = self.new()
         self.eps[s].append(e)
         for _ in range(node.hi - node.lo):
-            s = self.build(node.item, s, enc, full)
+            n0, s = len(self.trans), self.build(node.item, s, enc, full)
             self.eps[s].append(e)
+            copies.append((n0, len(self.trans), s))
+        if plain and len(copies) > 2:
+            self.copies.append((copies, False))
         return e
 
     def _counter(self, node: Rep, s: int, enc: bool, full: bool) -> int | None:
