@@ -225,13 +225,19 @@ ROWS = [
     (
         "oneOf",
         P,
-        "as anyOf when branches provably exclude each other (types, finite values, a required discriminator const, a property one branch requires and the other, closed or with additionalProperties unspecified, never generates); "
-        "else each branch intersected with the negations of the others when they have exact ones (see not: "
+        "as anyOf when branches provably exclude each other: no shared type; a finite branch whose values the "
+        "validator finds invalid for the other; a member one branch requires whose values the two constrain "
+        "disjointly (properties, a matching patternProperties, additionalProperties: false forbids it; discriminator "
+        "enums through $ref, up to 4 levels), required vs not required, disjoint numeric ranges, each branch of an "
+        "anyOf; with additionalProperties unspecified, a member one never generates. Types two branches take "
+        "entirely (an untyped object discriminator: every string) and the values of finite branches two "
+        "branches take are left out (valid for none: a not enum on the others). "
+        "Else each branch intersected with the negations of the others when they have exact ones (see not: "
         "type difference, overlapping enums, numeric bounds, objects by required/properties/counts, arrays by "
         "length/items/contains, strings by pattern/length); exact as a boolean formula over one scalar type's keywords "
         "(see anyOf); else an error, or anyOf semantics with oneof='anyof'",
         {"oneOf": [{"type": "string"}, {"type": "integer"}]},
-        "test_json_schema.py::test_one_of_exact_when_branches_exclude_each_other",
+        "test_json_one_of.py::test_disjoint_branches_accept_what_jsonschema_validates",
     ),
     (
         "allOf",
@@ -289,6 +295,33 @@ ROWS = [
         "lazy pushdown automaton (json_pushdown)",
         {"$defs": {"a": {"type": "integer"}}, "$ref": "#/$defs/a"},
         "test_json_schema.py::test_refs_defs_anchors_and_ids",
+    ),
+    (
+        "$ref (recursive, beside other keywords)",
+        S,
+        "the target unfolded in place (its own refs below a member or item stay rule calls); a target the "
+        "combination already holds is conjoined once (two allOf members sharing a base); siblings outside the "
+        "vocabulary (markdownDescription, x-*) keep a $ref pure",
+        {
+            "$defs": {
+                "n": {
+                    "type": "object",
+                    "properties": {
+                        "v": {"type": "integer"},
+                        "next": {"$ref": "#/$defs/n", "required": ["v"]},
+                    },
+                }
+            },
+            "$ref": "#/$defs/n",
+        },
+        "test_json_refs.py::test_recursive_refs_in_combinations_accept_what_jsonschema_validates",
+    ),
+    (
+        "$ref (left-recursive)",
+        U,
+        "a target that holds itself through allOf/$ref before any member or item: the combination never ends",
+        {"$defs": {"a": {"allOf": [{"$ref": "#/$defs/a"}, {"type": "object"}]}}, "$ref": "#/$defs/a"},
+        "test_json_refs.py::test_a_left_recursive_combination_is_refused_naming_ref",
     ),
     (
         "$anchor / $id",
