@@ -10,6 +10,8 @@ so they are first turned into a plain tree through a small automaton (`eliminate
 
 from __future__ import annotations
 
+from typing import Any
+
 from .eliminate import as_plain
 from .escapes import encoded_char
 from .language import (
@@ -74,8 +76,10 @@ def class_text(ranges: Ranges) -> str:
     return "[" + ("^" if neg else "") + "".join(parts) + "]"
 
 
-def to_regex(node: Node) -> str:
-    """Regex text for a node without ``And``/``Minus``/``Ref`` (those need an automaton).
+def to_regex(node: Node, deadline: Any = None) -> str:
+    """Regex text for a node without ``And``/``Minus``/``Ref`` (those need an automaton); with a
+    `Deadline`, checked every 1024 steps (an encoded format or a product automaton's text can take
+    minutes).
 
     >>> from fsm.automata import Members, lit
     >>> to_regex(Members(((lit("a"), 0, 1), (lit("b"), 1, 1)), lit(",")))
@@ -92,7 +96,12 @@ def to_regex(node: Node) -> str:
             or (isinstance(n, Alt) and len(n.items) > 0)
         )
 
+    steps = [0]
+
     def go(n: Node) -> str:
+        steps[0] += 1
+        if deadline is not None and steps[0] & 1023 == 0:
+            deadline.check("the regex text of a grammar terminal")
         if isinstance(n, Lit):
             return "".join(_char(ord(c), False) for c in n.text)
         if isinstance(n, Cls):

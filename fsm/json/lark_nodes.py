@@ -8,6 +8,8 @@ first sets, and which rules are productive.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..automata import (
     EMPTY,
     NEVER,
@@ -136,14 +138,14 @@ def firsts(node: Node) -> frozenset[str]:
     return frozenset("s")
 
 
-def longest_first(node: Node) -> tuple:
+def longest_first(node: Node, deadline: Any = None) -> tuple:
     """Order of a union terminal's alternatives: lark's regex takes the first one that matches, so
     numbers with a fraction go before integers (``0.5`` must not lex as ``0``), literals last and
-    longest first."""
+    longest first. ``deadline``: the grammar's (`to_regex`)."""
     if isinstance(node, Lit):
         return (2, -len(node.text))
     try:
-        text = to_regex(node)
+        text = to_regex(node, deadline)
     except ValueError:
         return (1, 0)
     return (0 if "\\." in text else 1, 0)

@@ -122,7 +122,7 @@ class _Writer:
             return json.dumps(node.text)
         if self.deadline is not None:
             self.deadline.check("JSON schema grammar")
-        rx = to_regex(node)
+        rx = to_regex(node, self.deadline)
         if len(rx) > _MAX_TERMINAL_CHARS:
             raise SchemaTooComplex(
                 f"a terminal of the schema's grammar is {len(rx):,} characters of regex (limit "
@@ -293,7 +293,10 @@ class _Writer:
                 continue
             if regular:  # one terminal for the alike-starting regular alternatives (as before)
                 merged = alt(
-                    *sorted((i.item if isinstance(i, Val) else i for i in regular), key=longest_first)
+                    *sorted(
+                        (i.item if isinstance(i, Val) else i for i in regular),
+                        key=lambda n: longest_first(n, self.deadline),
+                    )
                 )
                 if nullable(merged):
                     optional = True

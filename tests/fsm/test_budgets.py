@@ -282,3 +282,15 @@ def test_long_counts_of_small_items_are_not_refused_by_the_estimate(vocab):
         fsm.compile(fsm.JsonSchema(nested), vocab, cache=False)
     assert info.value.budget == "max_regex_positions"  # refused unbuilt, at once
     assert time.monotonic() - started < 2
+
+
+def test_regex_text_of_a_grammar_terminal_checks_the_deadline():
+    """A terminal's regex text (an encoded format, a product automaton) can take minutes: `to_regex`
+    with the grammar's deadline stops in bounded time."""
+    from fsm.automata import alt, to_regex
+    from fsm.limits import Deadline
+
+    node = alt(*[lit(f"w{i}") for i in range(5000)])
+    assert to_regex(node, Deadline(time.monotonic() + 60, 60)).startswith("w0|w1")
+    with pytest.raises(fsm.SpecTooComplex):
+        to_regex(node, Deadline(time.monotonic() - 1, 1))
