@@ -11,6 +11,7 @@ branches intersected with the exact negations of the others.
 from __future__ import annotations
 
 import time
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -164,13 +165,33 @@ def _takes_every(flat: list[Loc], ty: str) -> bool:
     return True
 
 
+# per translation: the oneOf branch lists (by id, with the base their refs resolve against) whose
+# branches exclude each other on their own, whatever the siblings: a oneOf under many parents
+# (a shared definition) is proved once
+_ALONE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def check_exclusive(t: Context, base: list[Loc], loc: Loc, nodes: list[Node]) -> None:
     """oneOf as anyOf is exact only if no generated value of one branch validates another."""
     live = [j for j, n in enumerate(nodes) if n != NEVER]
     subs = {j: loc.at("oneOf", j) for j in live}
-    # each branch's facts read once (with the siblings, and alone), not once per pair
-    with_base = {j: _facts(t, [*base, subs[j]]) for j in live}
+    memo = _ALONE.setdefault(t, {})
+    known = memo.get((id(loc.schema["oneOf"]), loc.base))
+    if known is not None and known[0] is loc.schema["oneOf"]:
+        return  # the siblings only narrow each branch
+    # each branch's facts read once (alone, then with the siblings), not once per pair
     alone = {j: _facts(t, [subs[j]]) for j in live}
+    apart = all(
+        _excludes(t, [subs[a]], [subs[b]], alone[a], alone[b], keys=False)
+        for a in live
+        for b in live
+        if a < b
+    )
+    if apart and len(live) == len(nodes):
+        memo[(id(loc.schema["oneOf"]), loc.base)] = (loc.schema["oneOf"],)
+    if apart:
+        return
+    with_base = {j: _facts(t, [*base, subs[j]]) for j in live}
     for a in live:
         for b in live:
             if a != b and not _excludes(t, [*base, subs[a]], [subs[b]], with_base[a], alone[b]):
@@ -182,11 +203,19 @@ def check_exclusive(t: Context, base: list[Loc], loc: Loc, nodes: list[Node]) ->
                 )
 
 
-def _excludes(t: Context, la: list[Loc], lb: list[Loc], fa: Facts | None, fb: Facts | None) -> bool:
-    """True when every value generated for ``la`` is invalid for ``lb`` (``fa``, ``fb``: their facts)."""
+def _excludes(
+    t: Context, la: list[Loc], lb: list[Loc], fa: Facts | None, fb: Facts | None, keys: bool = True
+) -> bool:
+    """True when every value generated for ``la`` is invalid for ``lb`` (``fa``, ``fb``: their facts);
+    ``keys=False``: every value (not the generation policy's argument), so both ways."""
     if fa is None or fb is None:
         return False
-    if fa.types <= {"object"} and fa.keys is not None and any(name not in fa.keys for name in fb.required):
+    if (
+        keys
+        and fa.types <= {"object"}
+        and fa.keys is not None
+        and any(name not in fa.keys for name in fb.required)
+    ):
         return True  # b needs a property that this library never generates for a (the generation policy)
     return _disjoint(t, la, lb, 0, fa, fb)
 

@@ -259,3 +259,17 @@ def test_left_out_values_table(name, values):
     index, v = _proved_index(name, PROVED[name]), validator(PROVED[name])
     for value in values:
         assert accepts(index, compact(value)) == v.is_valid(value), value
+
+
+def test_a_shared_one_of_is_proved_once(monkeypatch):
+    """Branches that exclude each other on their own do whatever their siblings: a oneOf definition
+    used under many parents is proved once per translation."""
+    calls = []
+    real = one_of._disjoint
+    monkeypatch.setattr(one_of, "_disjoint", lambda *a, **k: calls.append(1) or real(*a, **k))
+    d = {"oneOf": [{"type": "string"}, {"type": "integer"}, {"type": "object", "required": ["k"]}]}
+    props = {f"p{i}": {"allOf": [{"$ref": "#/$defs/d"}, {"maxLength": i}]} for i in range(8)}
+    schema = {"$defs": {"d": d}, "type": "object", "properties": props}
+    index = fsm.compile(JsonSchema(schema, exact=True), BYTES, cache=False)
+    assert accepts(index, '{"p0":1,"p3":"abc"}') and not accepts(index, '{"p2":"abc"}')
+    assert len(calls) <= 3  # one per pair of branches
