@@ -72,6 +72,9 @@ from .strings import string_node
 
 # states one intermediate DFA of a string formula may take: past it, the translator's split decides
 MAX_FORMULA_STATES = 20_000
+# a positive string formula that splits into at most this many branches is left to the split: a
+# union of branch automata is built lazily, the formula's DFAs eagerly
+SPLIT_BRANCHES = 16
 # a zero-fraction spelling (``6.0``) is only the integer's value while the double holds it exactly;
 # its digit count paired with the remainders is kept while this product stays small
 ZERO_FRACTION_PRODUCT = 20_000
@@ -116,6 +119,8 @@ def combination_language(t: Context, flat: list[Loc], locs: list[Loc]) -> Node |
     try:
         formula = ("and", tuple(_formula(t, loc, domain, True, frozenset(), outer) for loc in locs))
         if domain == "string":
+            if _branches(formula) <= SPLIT_BRANCHES:
+                return None  # a few positive branches: the split's union of automata is cheaper
             return _strings(t, formula, outer)
         return _numbers(t, formula, outer, "number" in types)
     except _Bail:
@@ -170,6 +175,21 @@ def _formula(t: Context, loc: Loc, domain: str, top: bool, seen: frozenset, oute
     if leaf:
         parts.append(("leaf", leaf, loc))
     return ("and", tuple(parts))
+
+
+def _branches(f: tuple) -> float:
+    """How many conjunctions the translator's split makes of ``f`` (infinite with a ``oneOf`` or a
+    ``not`` of a combination: each branch then meets the others' negations)."""
+    op = f[0]
+    if op == "and":
+        return math.prod(_branches(g) for g in f[1])
+    if op == "or":
+        return sum(_branches(g) for g in f[1])
+    if op == "not":  # a negated conjunction of keywords is the union of their complements
+        g = f[1]
+        atoms = g[1] if g[0] == "and" else (g,)
+        return len(atoms) if all(a[0] in ("leaf", "type", "const") for a in atoms) else math.inf
+    return math.inf if op == "one" else 1
 
 
 def _draft4_exclusive(s: dict, kw: str) -> dict:
