@@ -97,6 +97,7 @@ class Refs:
         self.resources: dict[str, Any] = {}
         self._remote = {urldefrag(uri)[0]: doc for uri, doc in (remote or {}).items()}
         self.anchors: dict[str, tuple[Any, str, str]] = {}
+        self.dynamic: dict[str, set[str]] = {}  # resource base URI -> names of its $dynamicAnchors
         root_base = ROOT_URI
         if isinstance(root, dict):
             rid = schema_id(root, draft)
@@ -129,6 +130,8 @@ class Refs:
             a = s.get(key)
             if isinstance(a, str):
                 self.anchors.setdefault(base + "#" + a, (s, ptr, base))
+                if key == "$dynamicAnchor":
+                    self.dynamic.setdefault(base, set()).add(a)
         for k, v in s.items():
             # only where a keyword holds schemas: an $id inside an unknown keyword (or a value) is
             # not an identifier, and must not take the name of the real one

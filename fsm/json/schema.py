@@ -52,6 +52,7 @@ from ..errors import SchemaError, SchemaTooComplex, SpecError, SpecTooComplex, U
 from ..limits import DEFAULT_LIMITS, Limits
 from ..vocabulary import Vocabulary
 from .context import Loc, short_pointer
+from .dynamic_scope import has_dynamic_refs, static_scope
 from .lark_writer import to_lark
 from .policy import EXACT, generation
 from .refs import DRAFTS, NeedsGrammar, draft_of, static_dynamic_refs
@@ -143,6 +144,8 @@ class JsonSchema:
         if self.draft >= 2020:
             with contextlib.suppress(RecursionError):  # too deep: left as written (translation says so)
                 self.schema = static_dynamic_refs(self.schema)
+                if has_dynamic_refs(self.schema) or any(map(has_dynamic_refs, self.resources.values())):
+                    self.schema = static_scope(self.schema, self.draft, self.resources)
         if whitespace == "compact":
             self.indent = None
         elif whitespace == "pretty":
