@@ -355,14 +355,17 @@ ROWS = [
     ),
     (
         "$recursiveRef",
-        U,
-        "draft 2019-09's dynamic reference (its $recursiveAnchor scope is not read)",
+        S,
+        "draft 2019-09's dynamic reference: $recursiveAnchor true at a resource root read as a nameless "
+        "$dynamicAnchor, by the same rewrite",
         {
             "$schema": "https://json-schema.org/draft/2019-09/schema",
             "$recursiveAnchor": True,
+            "type": "array",
             "items": {"$recursiveRef": "#"},
+            "maxItems": 2,
         },
-        "test_json_suite.py::test_invalid_instances_rejected_valid_ones_accepted_or_explained",
+        "test_json_dynamic_scope.py::test_the_suites_recursive_ref_groups_agree",
     ),
     (
         "unevaluatedProperties / unevaluatedItems",

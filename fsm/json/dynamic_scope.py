@@ -1,4 +1,4 @@
-"""``$dynamicRef`` by its dynamic scope: a schema whose references depend on the path that reached
+"""``$dynamicRef`` (and draft 2019-09's ``$recursiveRef``) by its dynamic scope: a schema whose references depend on the path that reached
 them, rewritten as one whose references are all static and local.
 
 A ``$dynamicRef`` whose static target is a ``$dynamicAnchor`` resolves to the *outermost* resource of
@@ -31,7 +31,10 @@ from .refs import _SCHEMA_HOLDERS, _SCHEMA_MAPS, Refs, schema_id
 
 MAX_COPIES = 2000  # subschema copies (target, context) one rewrite may make
 _DATA = frozenset(("enum", "const", "default", "examples"))  # values, not schemas
-_DROPPED = frozenset(("$id", "$anchor", "$dynamicAnchor", "$defs", "definitions", "$schema"))
+_DROPPED = frozenset(
+    ("$id", "$anchor", "$dynamicAnchor", "$recursiveAnchor", "$defs", "definitions", "$schema")
+)
+_DYNAMIC = ("$dynamicRef", "$recursiveRef")
 
 Context = tuple[tuple[str, str], ...]  # (anchor name, URI of the outermost resource defining it), sorted
 
@@ -46,7 +49,9 @@ def has_dynamic_refs(schema: Any) -> bool:
         return any(has_dynamic_refs(x) for x in schema)
     if not isinstance(schema, dict):
         return False
-    return "$dynamicRef" in schema or any(has_dynamic_refs(v) for k, v in schema.items() if k not in _DATA)
+    return any(k in schema for k in _DYNAMIC) or any(
+        has_dynamic_refs(v) for k, v in schema.items() if k not in _DATA
+    )
 
 
 def static_scope(schema: Any, draft: int, resources: Mapping[str, Any] | None = None) -> Any:
@@ -98,7 +103,7 @@ class _Rewrite:
         for k, v in s.items():
             if k in _DROPPED:
                 continue
-            if k in ("$ref", "$dynamicRef") and isinstance(v, str):
+            if k in ("$ref", *_DYNAMIC) and isinstance(v, str):
                 targets.append("#/$defs/" + self.reference(k, v, here, ctx))
             elif k in _SCHEMA_MAPS and isinstance(v, dict):
                 out[k] = {
@@ -121,13 +126,15 @@ class _Rewrite:
         """The ``$defs`` name of the copy ``ref`` reaches from ``here`` in context ``ctx``."""
         target, key = self.refs.resolve(ref, here)
         frag = ref.split("#", 1)[1] if "#" in ref else ""
-        if (
-            kind == "$dynamicRef"
-            and frag
-            and not frag.startswith("/")
-            and isinstance(target.schema, dict)
-            and target.schema.get("$dynamicAnchor") == frag
-        ):
+        anchor = target.schema.get("$dynamicAnchor") if isinstance(target.schema, dict) else None
+        if kind == "$recursiveRef":  # 2019-09: a nameless anchor, $recursiveAnchor at a resource root
+            frag, anchor = (
+                "",
+                ""
+                if isinstance(target.schema, dict) and target.schema.get("$recursiveAnchor") is True
+                else None,
+            )
+        if kind != "$ref" and not frag.startswith("/") and anchor == frag:
             outer = dict(ctx).get(frag)  # the outermost resource in scope with that dynamic anchor
             if outer is not None:
                 target, key = self.refs.resolve(outer + "#" + frag, here)

@@ -132,6 +132,8 @@ class Refs:
                 self.anchors.setdefault(base + "#" + a, (s, ptr, base))
                 if key == "$dynamicAnchor":
                     self.dynamic.setdefault(base, set()).add(a)
+        if self.draft == 2019 and s.get("$recursiveAnchor") is True:
+            self.dynamic.setdefault(base, set()).add("")  # 2019-09's one nameless dynamic anchor
         for k, v in s.items():
             # only where a keyword holds schemas: an $id inside an unknown keyword (or a value) is
             # not an identifier, and must not take the name of the real one

@@ -141,11 +141,13 @@ class JsonSchema:
             raise SchemaError(f"draft must be one of {', '.join(map(str, DRAFTS))}, got {draft!r}")
         # the draft decides which keywords exist and how $ref treats its siblings
         self.draft = draft if draft is not None else draft_of(self.schema)
-        if self.draft >= 2020:
-            with contextlib.suppress(RecursionError):  # too deep: left as written (translation says so)
+        with contextlib.suppress(RecursionError):  # too deep: left as written (translation says so)
+            if self.draft >= 2020:
                 self.schema = static_dynamic_refs(self.schema)
-                if has_dynamic_refs(self.schema) or any(map(has_dynamic_refs, self.resources.values())):
-                    self.schema = static_scope(self.schema, self.draft, self.resources)
+            if self.draft >= 2019 and (
+                has_dynamic_refs(self.schema) or any(map(has_dynamic_refs, self.resources.values()))
+            ):
+                self.schema = static_scope(self.schema, self.draft, self.resources)
         if whitespace == "compact":
             self.indent = None
         elif whitespace == "pretty":
