@@ -132,7 +132,7 @@ def to_regex(node: Node, deadline: Any = None) -> str:
         if isinstance(n, Members):
             return go(members_to_plain(n))
         if isinstance(n, Enc):
-            return go(encode_node(n))
+            return go(encode_node(n, deadline=deadline))
         if isinstance(n, Val):
             return go(n.item)
         if isinstance(n, (And, Minus, Auto)):
@@ -183,25 +183,28 @@ def _top_level_bar(rx: str) -> bool:
     return False
 
 
-def encode_node(node: Node, full: bool = False) -> Node:
-    """Replace every character of a decoded-string language by its JSON encodings.
+def encode_node(node: Node, full: bool = False, deadline: Any = None) -> Node:
+    """Replace every character of a decoded-string language by its JSON encodings (``deadline``:
+    checked at each sequence and union, as `to_regex` does).
 
     >>> from fsm.automata import lit
     >>> to_regex(encode_node(lit('a"')))
     'a\\\\\\\\"'
     """
+    if deadline is not None and isinstance(node, (Seq, Alt)):
+        deadline.check("the regex text of a grammar terminal")
     if isinstance(node, Enc):
-        return encode_node(node.item, node.full)
+        return encode_node(node.item, node.full, deadline)
     if isinstance(node, Lit):
         return seq(*[encoded_char(((ord(c), ord(c)),)) for c in node.text])
     if isinstance(node, Cls):
         return encoded_char(node.ranges, full and node.ranges == ANY_CHAR)
     if isinstance(node, Seq):
-        return seq(*[encode_node(i, full) for i in node.items])
+        return seq(*[encode_node(i, full, deadline) for i in node.items])
     if isinstance(node, Alt):
-        return alt(*[encode_node(i, full) for i in node.items])
+        return alt(*[encode_node(i, full, deadline) for i in node.items])
     if isinstance(node, Rep):
-        return rep(encode_node(node.item, full), node.lo, node.hi)
+        return rep(encode_node(node.item, full, deadline), node.lo, node.hi)
     if isinstance(node, (And, Minus, Auto)):
-        return encode_node(as_plain(node), full)
+        return encode_node(as_plain(node), full, deadline)
     raise ValueError(f"{type(node).__name__} cannot be JSON-encoded as regex text")
