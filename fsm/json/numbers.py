@@ -33,6 +33,7 @@ from ..automata import (
     rep,
     seq,
 )
+from ..automata.exponents import exponent_numbers
 from ..errors import SchemaError, SchemaTooComplex
 from .context import Context, Loc
 from .keywords import num
@@ -109,10 +110,16 @@ def number_language(t: Context, schemas: list[Loc], integer: bool) -> Node:
             return node  # no zero-fraction spelling: a long one may parse to a multiple's double
         # draft 4's integer type is the numbers written without a fraction (1.0 is not one)
         draft4 = integer and t is not None and t.draft <= 4
-        return zero_fraction(node) if t is not None and t.policy.number_spellings and not draft4 else node
+        if t is None or not t.policy.number_spellings or draft4:
+            return node
+        # exponent spellings (1e2, 1.5E+1) of a multiple of every divisor: all integers when each is 1/n
+        return alt(zero_fraction(node), _exponents(b, True)) if not ms else zero_fraction(node)
     node = number_node(b, _digits(t, divisors or negated))
     if node == NEVER:
         return node
+    spellings = t is not None and t.policy.number_spellings
+    if spellings and b.bounded and not divisors and not negated and not non_integral:
+        node = alt(node, _exponents(b, False))  # unbounded, `number_node` spells exponents itself
     extra = [NON_INTEGRAL] if non_integral else []
     for q, f in divisors:
         scale = _decimal_places(q.denominator)
@@ -126,6 +133,28 @@ def number_language(t: Context, schemas: list[Loc], integer: bool) -> Node:
         first = [_uncapped_integers(b)] if b.bounded else []  # else the integers' automata spell them
         return alt(And((*first, *ints)), And((node, *extra, NON_INTEGRAL)))
     return And((node, *extra)) if extra else node
+
+
+# whole exponent spellings stay below 1e308 (as the integers written out do, `EXACT_INTEGER_DIGITS`):
+# 1.5e308 is a finite double, but a cap of 1.797...e308 would double the mantissa's states
+_MAX_WHOLE = Fraction(10**308)
+
+
+def _exponents(b: Bounds, integral: bool) -> Node:
+    """The exponent spellings within ``b`` (and whole, finite if ``integral``: ``1e400`` parses to
+    infinity, no integer), compared as the double they parse to (`Bounds.double_bounds`)."""
+    db = b.double_bounds()
+    if db is None:
+        return NEVER
+    lo, lo_strict, hi, hi_strict = db
+    lower = None if lo is None else (lo, lo_strict)
+    upper = None if hi is None else (hi, hi_strict)
+    if integral:
+        if upper is None or upper[0] > _MAX_WHOLE:
+            upper = (_MAX_WHOLE, False)
+        if lower is None or lower[0] < -_MAX_WHOLE:
+            lower = (-_MAX_WHOLE, False)
+    return exponent_numbers(lower, upper, integral)
 
 
 def number_bounds(schemas: list[Loc]) -> Bounds:
