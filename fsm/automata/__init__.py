@@ -21,7 +21,8 @@ Modules, bottom layer first (each imports only modules listed above it):
 - `eliminate`: character DFA -> plain tree (state elimination); `regex_text`: tree -> regex text.
 - `estimate`: a tree's expanded size before anything is built (`expansion_size`, `check_expansion`,
   `largest_part`).
-- `pushdown`: the pushdown automaton for recursive rules.
+- `shared`: values a tree holds in several places as rules; `pushdown`: the pushdown automaton
+  for recursive rules.
 
 May import only `fsm.errors`, `fsm.limits` and itself: the spec front ends (`fsm.regex`, `fsm.json`,
 `fsm.grammar`) build on this package, never the other way round.

@@ -27,6 +27,7 @@ from .budget import Budget
 from .build import trimmed_nfa
 from .language import Node, Ref
 from .lazy_dfa import LazyByteDFA
+from .shared import share_values
 
 _MAX_DEPTH = 100_000  # stack frames; reached only by a runaway closure, never by a real document
 
@@ -147,6 +148,7 @@ def pushdown_nfa(
     """
     limits = limits or DEFAULT_LIMITS
     calls = Calls()
+    root, rules = share_values(root, rules)  # a value referred to from several places: built once
     nfa, start, final = trimmed_nfa(root, limits, calls, rules, budget)
     counters = nfa.counters
 
