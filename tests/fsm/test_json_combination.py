@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fsm
+from fsm.json.numbers import MAX_REMAINDER_STATES, SIGNIFICANT_DIGITS
 from fsm.json.schema import JsonSchema
 from fsm.testing import accepts
 
@@ -61,8 +62,12 @@ def _divisors(schema) -> list[int]:
 
 
 def _compile(schema) -> fsm.Index:
+    # the CPU time is what must stay within the default budget; the wall-clock deadline is
+    # widened so a loaded machine (CI runs two workers) does not turn a compile into a refusal
     start = time.process_time()
-    index = fsm.compile(JsonSchema(schema, exact=True), BYTES, cache=False)
+    index = fsm.compile(
+        JsonSchema(schema, exact=True), BYTES, limits=fsm.Limits(max_seconds=120), cache=False
+    )
     assert time.process_time() - start < fsm.Limits().max_seconds
     return index
 
@@ -99,11 +104,16 @@ def test_a_multiple_of_formula_accepts_exactly_the_valid_numbers(formula, top, i
         assert "admits no JSON document" in str(exc)
         assert not any(v.is_valid(json.loads(text)) for text in texts), schema
         return
+    # past this lcm the formula path declines and the translator's split negates multipleOfs, which
+    # it does for integers of at most 15 digits (docs/json-schema.md, the `not` row)
+    formula_path = lcm + 3 <= min(MAX_REMAINDER_STATES, fsm.Limits().max_states) // 4
     for text in texts:
         ok, valid = accepts(index, text), v.is_valid(json.loads(text))
         assert not ok or valid, ("accepted an invalid number", schema, text)
         # every valid integer and non-integral decimal; a zero fraction (6.0) only where exact
-        if valid and not text.endswith(".0") and not ("." in text and float(text).is_integer()):
+        whole_spelled = text.endswith(".0") or ("." in text and float(text).is_integer())
+        in_reach = formula_path or len(text.lstrip("-").split(".")[0]) <= SIGNIFICANT_DIGITS
+        if valid and not whole_spelled and in_reach:
             assert ok, ("rejected a valid number", schema, text)
 
 
