@@ -29,13 +29,9 @@ from .bounded_any import bounded_any
 from .combination import combination_language
 from .conditionals import conditional, dependencies
 from .context import Excluded, Loc, short_pointer
-from .formats import format_node
+from .inference import any_type, inferred_types
 from .keywords import (
-    ARRAY_KW,
     NO_CONSTRAINT,
-    NUMBER_KW,
-    OBJECT_KW,
-    STRING_KW,
     TYPES,
     UNSUPPORTED,
     meet,
@@ -234,7 +230,9 @@ class Translator:
         if "type" in ts:
             declared = type_set(ts["type"])
         elif self.policy.infer_types and not set(ts) & _COMBINATORS:
-            declared = self._inferred_types([target])  # the types this library generates for it
+            declared = inferred_types(
+                [target], self.policy.assert_format
+            )  # the types this library generates for it
         else:
             return False
         return bool(allowed and declared) and all(
@@ -365,7 +363,8 @@ class Translator:
             if ts is not None:
                 types = ts if types is None else meet(types, ts)
         if types is None:
-            types = self._inferred_types(schemas) if self.policy.infer_types else self._any_type(schemas)
+            fmt = self.policy.assert_format
+            types = inferred_types(schemas, fmt) if self.policy.infer_types else any_type(schemas, fmt)
             if types is None:
                 return self.any_value(depth, schemas[0] if schemas else Loc(True, "", self.root_base))
         return self._typed(types, schemas, depth)
@@ -412,33 +411,6 @@ class Translator:
             elif t == "array":
                 nodes.append(array_language(self, schemas, depth))
         return alt(*nodes) if nodes else NEVER
-
-    def _any_type(self, schemas: list[Loc]) -> set[str] | None:
-        """Every type, when a keyword of some type constrains ``schemas`` (each type's language then
-        applies only its own keywords); None when nothing does (any JSON value)."""
-        return set(TYPES) if self._inferred_types(schemas) is not None else None
-
-    def _inferred_types(self, schemas: list[Loc]) -> set[str] | None:
-        """The types a schema without ``type`` generates: those its keywords are about."""
-        kws = set()
-        for f in schemas:
-            kws |= set(f.schema)
-        types = set()
-        for group, t in (
-            (OBJECT_KW, "object"),
-            (ARRAY_KW, "array"),
-            (STRING_KW, "string"),
-            (NUMBER_KW, "number"),
-        ):
-            if kws & group:
-                types.add(t)
-        for f in schemas:
-            fmt = f.schema.get("format") if self.policy.assert_format else None
-            if isinstance(fmt, str) and format_node(fmt) is not None:
-                types.add("string")
-        if not types and any(f.excluded is not None and f.excluded.values is not None for f in schemas):
-            return None
-        return types or None
 
     def rule(self, key: str, target: Loc) -> str:
         """The grammar rule for a $ref target (translated once; recursion refers back by name)."""
