@@ -112,12 +112,14 @@ def number_language(t: Context, schemas: list[Loc], integer: bool) -> Node:
         draft4 = integer and t is not None and t.draft <= 4
         if t is None or not t.policy.number_spellings or draft4:
             return node
+        if t.regex_text:  # as regex text the exponent automaton's few hundred states take megabytes
+            return zero_fraction(node)
         # exponent spellings (1e2, 1.5E+1) of a multiple of every divisor: all integers when each is 1/n
         return alt(zero_fraction(node), _exponents(b, True)) if not ms else zero_fraction(node)
     node = number_node(b, _digits(t, divisors or negated))
     if node == NEVER:
         return node
-    spellings = t is not None and t.policy.number_spellings
+    spellings = t is not None and t.policy.number_spellings and not t.regex_text
     if spellings and b.bounded and not divisors and not negated and not non_integral:
         node = alt(node, _exponents(b, False))  # unbounded, `number_node` spells exponents itself
     extra = [NON_INTEGRAL] if non_integral else []
