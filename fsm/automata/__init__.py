@@ -6,7 +6,8 @@ Modules, bottom layer first (each imports only modules listed above it):
 - `language`: the language tree (`Node` types) and its smart constructors.
 - `lengths`: word lengths of a tree (shortest word; repeats a length cap makes open-ended, `conjoin`).
 - `escapes`: JSON string escapes, written once (tree, trie and NFA fragment).
-- `numbers`: number languages, `multiples`: ``multipleOf``; `any_value`: the any-JSON-value pushdown block.
+- `numbers`: number languages, `multiples`: ``multipleOf``, `exponents`: numbers spelled with an
+  exponent, by value; `any_value`: the any-JSON-value pushdown block.
 - `regex_dialect`: PCRE/ECMA regex syntax Python lacks (``(?<name>``, ``\\p{L}``...) in Python's.
 - `re_tree`: Python's ``re`` parse tree -> language tree, in the ASCII or the ECMA flavour.
 - `budget`: the time/size budget of one construction; `byte_dfa`: `ByteDFA`, UTF-8 byte
