@@ -15,7 +15,13 @@ Bounds are exact decimals (the caller passes the thresholds a double comparison 
 `numbers.Bounds.double_bounds`, midpoints of up to hundreds of digits), rounded inwards to the
 fewest digits within a few units in the last place: an exponent spelling a hair inside such a
 midpoint is rejected, never one outside it accepted.
-Mantissas have at most `MAX_MANTISSA_DIGITS` integer and fraction digits each.
+
+What is left out, so the states stay a few hundred: mantissas of over `MAX_MANTISSA_DIGITS` integer
+or fraction digits. For whole numbers, whose states pair a digit count with ``g``: mantissas of over
+`MAX_WHOLE_MANTISSA_DIGITS`; any but an integer (``150e-1``), ``d.ddd`` (``1.5e1``) or zero
+(``0.5e1`` is left out); exponents beyond `SMALL_EXPONENT` after two or more integer digits
+(``15e300``); a fraction only whole once rounded (``1.00000000000000001e0``). Each is rejected,
+never accepted wrongly.
 
 >>> from fractions import Fraction
 >>> from fsm.automata import node_to_char_dfa
