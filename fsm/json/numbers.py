@@ -48,6 +48,8 @@ _DIGIT, _NONZERO = cls((48, 57)), cls((49, 57))
 SIGNIFICANT_DIGITS = 15
 # leading fraction zeros: 1e-300 is still a nonzero double (1e-400 parses to 0.0, an integer)
 _LEADING_ZEROS = 300
+# an integer of at most SIGNIFICANT_DIGITS digits: its double is itself
+_SHORT_INTEGER = seq(opt(lit("-")), rep(_DIGIT, 1, SIGNIFICANT_DIGITS))
 
 
 def _with_nonzero(lo: int, hi: int) -> Node:
@@ -112,10 +114,18 @@ def number_language(t: Context, schemas: list[Loc], integer: bool) -> Node:
         draft4 = integer and t is not None and t.draft <= 4
         if t is None or not t.policy.number_spellings or draft4:
             return node
-        if t.regex_text:  # as regex text the exponent automaton's few hundred states take megabytes
-            return zero_fraction(node)
+        if ms or b.bounded:
+            # a fraction makes the validator read a double: past 15 digits it may round to a value
+            # the bounds or the divisors judge otherwise (9007199254740993.0 is 2^53, no multiple of 3)
+            node = alt(
+                node, seq(And((node, _SHORT_INTEGER)), lit("."), rep(lit("0"), 1, ZERO_FRACTION_DIGITS))
+            )
+        else:
+            node = zero_fraction(node)
+        if t.regex_text or ms:  # as regex text the exponent automaton's few hundred states take megabytes
+            return node
         # exponent spellings (1e2, 1.5E+1) of a multiple of every divisor: all integers when each is 1/n
-        return alt(zero_fraction(node), _exponents(b, True)) if not ms else zero_fraction(node)
+        return alt(node, _exponents(b, True))
     node = number_node(b, _digits(t, divisors or negated))
     if node == NEVER:
         return node

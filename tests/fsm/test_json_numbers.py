@@ -123,3 +123,32 @@ def test_multiple_of_with_range_is_exact():
     for x in range(-200, 5000, 7):
         assert dfa.accepts(str(x).encode()) == (x % 16 == 0 and -100 <= x <= 4096)
     assert not dfa.accepts(b"-0") and dfa.accepts(b"0")
+
+
+def test_a_zero_fraction_past_15_digits_is_judged_as_its_double():
+    """``9007199254740993.0`` parses to 2^53: no multiple of 3, below a minimum of 2^53 + 1. Exact
+    mode spells a zero fraction for long integers only where no bound or divisor reads them."""
+    import json
+
+    import jsonschema
+
+    import fsm
+    from fsm.testing import accepts
+
+    vocab = fsm.Vocabulary([bytes([b]) for b in range(256)] + [None], eos_token_ids=[256])
+    texts = ["9007199254740993.0", "9007199254740993", "9007199254740995.00", "123.0", "3.0", "-6.000"]
+    for schema in (
+        {"type": "number", "multipleOf": 3},
+        {"type": "integer", "multipleOf": 3},
+        {"type": "integer", "minimum": 9007199254740993},
+        {"type": "integer", "maximum": 9007199254740992},
+        {"type": "integer"},
+    ):
+        idx = fsm.compile(fsm.JsonSchema(schema, exact=True), vocab, cache=False)
+        check = jsonschema.Draft202012Validator(schema)
+        for text in texts:
+            valid = check.is_valid(json.loads(text))
+            assert not accepts(idx, text) or valid, (schema, text)
+            if valid and len(text.split(".")[0].lstrip("-")) <= 15:
+                assert accepts(idx, text), (schema, text)
+    assert accepts(fsm.compile(fsm.JsonSchema({"type": "integer"}, exact=True), vocab), "9007199254740993.0")
