@@ -37,6 +37,7 @@ from fractions import Fraction
 from functools import lru_cache
 
 from .language import NEVER, Auto, Node
+from .ranges import merge_adjacent
 
 MAX_MANTISSA_DIGITS = 20  # integer digits, and fraction digits, of a mantissa
 # of a whole number's mantissa: its states pair digit counts with trailing zeros (or the last
@@ -172,18 +173,8 @@ def exponent_numbers(lower: Bound, upper: Bound, integral: bool) -> Node:
                 nxt = _step(b, rep, chr(ch), pos, neg, zero)
                 if nxt is not None:
                     row.append((ch, ch, nxt))
-    edges = tuple(tuple(_merge(sorted(r))) for r in b.edges)
+    edges = tuple(tuple(merge_adjacent(sorted(r))) for r in b.edges)
     return Auto(edges, tuple(b.accepting))
-
-
-def _merge(row: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
-    out: list[tuple[int, int, int]] = []
-    for lo, hi, t in row:
-        if out and out[-1][2] == t and out[-1][1] + 1 == lo:
-            out[-1] = (out[-1][0], hi, t)
-        else:
-            out.append((lo, hi, t))
-    return out
 
 
 def _step(b: _Builder, rep: tuple, ch: str, pos, neg, zero: bool) -> int | None:

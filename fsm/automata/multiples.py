@@ -16,6 +16,7 @@ from .char_dfa import CharDFA, complement_dfa
 from .language import And, Auto, Node, alt, lit, opt, rep, seq
 from .nfa import node_to_char_dfa
 from .numbers import DIGIT, NONZERO
+from .ranges import merge_adjacent
 
 
 class TooManyRemainders(ValueError):
@@ -99,7 +100,7 @@ def divisible_decimals(m: int, scale: int, max_states: int = 100_000) -> Auto:
     edges[frac(scale, 0)].append((48, 48, zeros))
     edges[zeros].append((48, 48, zeros))
     accepting[zeros] = True
-    return Auto(tuple(tuple(_merge(sorted(row))) for row in edges), tuple(accepting))
+    return Auto(tuple(tuple(merge_adjacent(sorted(row))) for row in edges), tuple(accepting))
 
 
 def non_multiples(m: int, max_states: int = 100_000, max_digits: int | None = None) -> Node:
@@ -137,18 +138,8 @@ def integer_residues(m: int, accept: Callable[[int], bool], max_states: int = 10
     for r in range(m):
         edges[3 + r] = [(48 + dg, 48 + dg, 3 + (r * 10 + dg) % m) for dg in range(10)]
     accepting = [False, False, accept(0)] + [accept(r) for r in range(m)]
-    return Auto(tuple(tuple(_merge(sorted(row))) for row in edges), tuple(accepting))
+    return Auto(tuple(tuple(merge_adjacent(sorted(row))) for row in edges), tuple(accepting))
 
 
 def _auto(d: CharDFA) -> Auto:
     return Auto(tuple(tuple(row) for row in d.edges), tuple(d.accepting))
-
-
-def _merge(row: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
-    out: list[tuple[int, int, int]] = []
-    for lo, hi, t in row:
-        if out and out[-1][2] == t and out[-1][1] + 1 == lo:
-            out[-1] = (out[-1][0], hi, t)
-        else:
-            out.append((lo, hi, t))
-    return out

@@ -97,6 +97,21 @@ def size(ranges: Ranges) -> int:
 ANY_CHAR: Ranges = normalize_ranges([(0, MAX_CODEPOINT)])
 
 
+def merge_adjacent(row: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+    """Sorted disjoint edges ``(lo, hi, target)`` with touching ranges to one target joined.
+
+    >>> merge_adjacent([(48, 48, 1), (49, 57, 1), (58, 58, 2)])
+    [(48, 57, 1), (58, 58, 2)]
+    """
+    out: list[tuple[int, int, int]] = []
+    for lo, hi, t in row:
+        if out and out[-1][2] == t and out[-1][1] + 1 == lo:
+            out[-1] = (out[-1][0], hi, t)
+        else:
+            out.append((lo, hi, t))
+    return out
+
+
 def disjoint(edges: list[tuple[int, int, int]]) -> bool:
     """Whether sorted ``(lo, hi, target)`` edges cover no point twice (then `overlay` has nothing to cut).
 
