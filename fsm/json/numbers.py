@@ -143,7 +143,9 @@ def number_language(t: Context, schemas: list[Loc], integer: bool) -> Node:
         whole = {q.numerator: f for q, f in divisors if q.denominator == 1 and q.numerator != 1}
         ints = _integers_outside(t, whole, negated, [e for e in extra if e is not NON_INTEGRAL])
         first = [_uncapped_integers(b)] if b.bounded else []  # else the integers' automata spell them
-        return alt(And((*first, *ints)), And((node, *extra, NON_INTEGRAL)))
+        fractions = And((node, *extra, NON_INTEGRAL))
+        # a negated integer type beside it leaves no integer, non-multiples included
+        return fractions if non_integral else alt(And((*first, *ints)), fractions)
     return And((node, *extra)) if extra else node
 
 

@@ -152,3 +152,23 @@ def test_a_zero_fraction_past_15_digits_is_judged_as_its_double():
             if valid and len(text.split(".")[0].lstrip("-")) <= 15:
                 assert accepts(idx, text), (schema, text)
     assert accepts(fsm.compile(fsm.JsonSchema({"type": "integer"}, exact=True), vocab), "9007199254740993.0")
+
+
+def test_a_negated_integer_type_beside_a_negated_multiple_leaves_no_integer():
+    """number and not integer and not multipleOf 2: the odd integers were let through by the
+    non-multiples' automaton (a oneOf of integer, number and an empty integer branch accepted 1)."""
+    import fsm
+    from fsm.automata import node_to_char_dfa
+
+    for schema in (
+        {"type": "number", "allOf": [{"not": {"type": "integer"}}, {"not": {"multipleOf": 2}}]},
+        {
+            "oneOf": [
+                {"type": "integer"},
+                {"type": "number"},
+                {"type": "integer", "multipleOf": 2, "maximum": -1, "minimum": 0},
+            ]
+        },
+    ):
+        d = node_to_char_dfa(fsm.JsonSchema(schema, exact=True).node())
+        assert [d.accepts(x) for x in ("1", "2", "-3", "1.5", "2.25")] == [False, False, False, True, True]
