@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from .budget import EDGE_BYTES, Budget
-from .char_dfa import EMPTY_DFA, CharDFA, Edge, minimize_dfa, trim_dfa
+from .char_dfa import EMPTY_DFA, CharDFA, Edge, minimize_dfa, pair_row, trim_dfa
 from .ranges import ANY_CHAR, normalize_ranges, subtract
 
 _DEAD = -1  # a missing edge: the state that rejects every continuation
@@ -70,25 +70,8 @@ def combine(a: CharDFA, b: CharDFA, op: Callable[[bool, bool], bool], budget: Bu
         p, q = pairs[i]
         i += 1
         acc.append(op(p != _DEAD and a.accepting[p], q != _DEAD and b.accepting[q]))
-        ea, eb = row_of(a, rows_a, p), row_of(b, rows_b, q)
-        row: list[Edge] = []
-        x = y = 0
-        while x < len(ea) and y < len(eb):  # both rows cover ANY_CHAR: sweep their common refinement
-            lo, hi = max(ea[x][0], eb[y][0]), min(ea[x][1], eb[y][1])
-            if lo <= hi:
-                key = (ea[x][2], eb[y][2])
-                t = ids.get(key)
-                if t is None:
-                    t = ids[key] = len(pairs)
-                    pairs.append(key)
-                if row and row[-1][2] == t and row[-1][1] + 1 == lo:
-                    row[-1] = (row[-1][0], hi, t)
-                else:
-                    row.append((lo, hi, t))
-            if ea[x][1] < eb[y][1]:
-                x += 1
-            else:
-                y += 1
+        # both rows cover ANY_CHAR: their common refinement is the pair's whole row
+        row = pair_row(row_of(a, rows_a, p), row_of(b, rows_b, q), ids, pairs, merge=True)
         edges.append(row)
         budget.tick(len(pairs), "a boolean combination of string constraints")
         budget.charge((len(row) + 2) * EDGE_BYTES, "a boolean combination of string constraints")

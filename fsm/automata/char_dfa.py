@@ -254,6 +254,38 @@ def trim_dfa(dfa: CharDFA, budget: Budget | None = None) -> CharDFA | None:
     return CharDFA(edges, [dfa.accepting[q] for q in order])
 
 
+def pair_row(
+    ea: list[Edge], eb: list[Edge], ids: dict[tuple[int, int], int], pairs: list, merge: bool = False
+) -> list[Edge]:
+    """The row of a product state whose two states have rows ``ea`` and ``eb`` (sorted, disjoint):
+    their common refinement, each part to its pair of targets, numbered in ``ids`` (new pairs
+    appended to ``pairs``); ``merge`` joins touching parts that go to the same pair.
+
+    >>> ids, pairs = {}, []
+    >>> pair_row([(97, 99, 1)], [(98, 100, 2)], ids, pairs), pairs
+    ([(98, 99, 0)], [(1, 2)])
+    """
+    row: list[Edge] = []
+    x = y = 0
+    while x < len(ea) and y < len(eb):
+        lo, hi = max(ea[x][0], eb[y][0]), min(ea[x][1], eb[y][1])
+        if lo <= hi:
+            key = (ea[x][2], eb[y][2])
+            t = ids.get(key)
+            if t is None:
+                t = ids[key] = len(pairs)
+                pairs.append(key)
+            if merge and row and row[-1][2] == t and row[-1][1] + 1 == lo:
+                row[-1] = (row[-1][0], hi, t)
+            else:
+                row.append((lo, hi, t))
+        if ea[x][1] < eb[y][1]:
+            x += 1
+        else:
+            y += 1
+    return row
+
+
 def product(a: CharDFA, b: CharDFA, budget: Budget) -> CharDFA:
     """The DFA of the strings both ``a`` and ``b`` accept (reachable pairs only; not trimmed).
 
@@ -274,22 +306,7 @@ def product(a: CharDFA, b: CharDFA, budget: Budget) -> CharDFA:
         p, q = pairs[i]
         i += 1
         acc.append(a.accepting[p] and b.accepting[q])
-        row = []
-        ea, eb = a.edges[p], b.edges[q]
-        x = y = 0
-        while x < len(ea) and y < len(eb):
-            lo, hi = max(ea[x][0], eb[y][0]), min(ea[x][1], eb[y][1])
-            if lo <= hi:
-                key = (ea[x][2], eb[y][2])
-                d = ids.get(key)
-                if d is None:
-                    d = ids[key] = len(pairs)
-                    pairs.append(key)
-                row.append((lo, hi, d))
-            if ea[x][1] < eb[y][1]:
-                x += 1
-            else:
-                y += 1
+        row = pair_row(a.edges[p], b.edges[q], ids, pairs)
         edges.append(row)
         budget.tick(len(pairs), "intersection of string constraints")
         # the row's edges, and the pair with its id entry (about two edges' worth)
