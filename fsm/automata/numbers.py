@@ -22,7 +22,8 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from .language import EMPTY, NEVER, Alt, Cls, Lit, Node, Rep, Seq, alt, cls, lit, opt, rep, seq
+from .language import EMPTY, NEVER, Node, alt, cls, lit, opt, rep, seq
+from .lengths import min_length
 
 MAX_INTEGER_DIGITS = 20
 MAX_FRACTION_DIGITS = 20
@@ -90,21 +91,7 @@ def natural_range(lo: int, hi: int | None, max_digits: int = MAX_INTEGER_DIGITS)
     if full_from is not None:
         parts.append(seq(NONZERO, rep(DIGIT, full_from - 1, full_to - 1)))
     # longer numbers first: a leftmost-first regex engine (Python's, lark's lexer) then takes the whole number
-    return alt(*sorted(parts, key=lambda p: -_min_len(p)))
-
-
-def _min_len(node: Node) -> int:
-    if isinstance(node, Lit):
-        return len(node.text)
-    if isinstance(node, Cls):
-        return 1
-    if isinstance(node, Seq):
-        return sum(_min_len(i) for i in node.items)
-    if isinstance(node, Alt):
-        return min((_min_len(i) for i in node.items), default=0)
-    if isinstance(node, Rep):
-        return node.lo * _min_len(node.item)
-    return 0
+    return alt(*sorted(parts, key=lambda p: -min_length(p)))
 
 
 def integer_range(lo: int | None, hi: int | None, max_digits: int = MAX_INTEGER_DIGITS) -> Node:
