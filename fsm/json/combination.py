@@ -48,11 +48,8 @@ from ..automata import (
     dfa_or,
     exactly_one,
     integer_residues,
-    lit,
     number_node,
-    opt,
     rep,
-    seq,
     small_dfa,
 )
 from ..errors import SpecTooComplex, UnsupportedSchema
@@ -62,11 +59,11 @@ from .numbers import (
     MAX_REMAINDER_STATES,
     NON_INTEGRAL,
     SIGNIFICANT_DIGITS,
-    ZERO_FRACTION_DIGITS,
-    _uncapped_integers,
+    exact_zero_fraction,
     number_bounds,
+    number_digits,
+    uncapped_integers,
 )
-from .numbers import _digits as number_digits
 from .patterns import pattern_node
 from .strings import string_node
 
@@ -330,11 +327,9 @@ def _numbers(t: Context, formula: tuple, outer: list[Loc], fractions: bool) -> N
             and t.draft > 4
             and lcm * (SIGNIFICANT_DIGITS + 2) <= ZERO_FRACTION_PRODUCT
         ):
-            short = seq(opt(lit("-")), rep(Cls(((48, 57),)), 1, SIGNIFICANT_DIGITS))
-            zeros = seq(lit("."), rep(lit("0"), 1, ZERO_FRACTION_DIGITS))
-            node = alt(node, seq(And((node, short)), zeros))  # the double of a short integer is exact
+            node = exact_zero_fraction(node)  # the double of a short integer is exact
         if b.bounded:
-            node = And((_uncapped_integers(b), node))
+            node = And((uncapped_integers(b), node))
     if other and fractions:
         node = alt(node, And((number_node(b, number_digits(t, True)), NON_INTEGRAL)))
     return node

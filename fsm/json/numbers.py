@@ -50,6 +50,7 @@ SIGNIFICANT_DIGITS = 15
 _LEADING_ZEROS = 300
 # an integer of at most SIGNIFICANT_DIGITS digits: its double is itself
 _SHORT_INTEGER = seq(opt(lit("-")), rep(_DIGIT, 1, SIGNIFICANT_DIGITS))
+_ZEROS = seq(lit("."), rep(lit("0"), 1, ZERO_FRACTION_DIGITS))  # a zero fraction: .0 to .000...
 
 
 def _with_nonzero(lo: int, hi: int) -> Node:
@@ -100,13 +101,13 @@ def number_language(t: Context, schemas: list[Loc], integer: bool) -> Node:
         return NEVER
     if integral:
         # an integer is a multiple of p/q (lowest terms) when it is one of p
-        node = integer_node(b, _digits(t, divisors or negated))
+        node = integer_node(b, number_digits(t, divisors or negated))
         ms = {q.numerator: f for q, f in divisors if q.numerator != 1}
         extra = [_multiples(t, m, 0, f) for m, f in sorted(ms.items())]
         if negated:
             extra = _integers_outside(t, ms, negated, extra)
             # no digit count to pair with the remainders: every length past the bounds' own
-            node = _uncapped_integers(b) if b.bounded else extra.pop()
+            node = uncapped_integers(b) if b.bounded else extra.pop()
         node = And((node, *extra)) if extra and node != NEVER else node
         if negated:
             return node  # no zero-fraction spelling: a long one may parse to a multiple's double
@@ -114,19 +115,14 @@ def number_language(t: Context, schemas: list[Loc], integer: bool) -> Node:
         draft4 = integer and t is not None and t.draft <= 4
         if t is None or not t.policy.number_spellings or draft4:
             return node
-        if ms or b.bounded:
-            # a fraction makes the validator read a double: past 15 digits it may round to a value
-            # the bounds or the divisors judge otherwise (9007199254740993.0 is 2^53, no multiple of 3)
-            node = alt(
-                node, seq(And((node, _SHORT_INTEGER)), lit("."), rep(lit("0"), 1, ZERO_FRACTION_DIGITS))
-            )
-        else:
-            node = zero_fraction(node)
+        # a fraction makes the validator read a double: past 15 digits it may round to a value the
+        # bounds or the divisors judge otherwise (9007199254740993.0 is 2^53, no multiple of 3)
+        node = exact_zero_fraction(node) if ms or b.bounded else zero_fraction(node)
         if t.regex_text or ms:  # as regex text the exponent automaton's few hundred states take megabytes
             return node
         # exponent spellings (1e2, 1.5E+1) of a multiple of every divisor: all integers when each is 1/n
         return alt(node, _exponents(b, True))
-    node = number_node(b, _digits(t, divisors or negated))
+    node = number_node(b, number_digits(t, divisors or negated))
     if node == NEVER:
         return node
     spellings = t is not None and t.policy.number_spellings and not t.regex_text
@@ -142,7 +138,7 @@ def number_language(t: Context, schemas: list[Loc], integer: bool) -> Node:
         # meets the remainders
         whole = {q.numerator: f for q, f in divisors if q.denominator == 1 and q.numerator != 1}
         ints = _integers_outside(t, whole, negated, [e for e in extra if e is not NON_INTEGRAL])
-        first = [_uncapped_integers(b)] if b.bounded else []  # else the integers' automata spell them
+        first = [uncapped_integers(b)] if b.bounded else []  # else the integers' automata spell them
         fractions = And((node, *extra, NON_INTEGRAL))
         # a negated integer type beside it leaves no integer, non-multiples included
         return fractions if non_integral else alt(And((*first, *ints)), fractions)
@@ -200,7 +196,7 @@ def number_bounds(schemas: list[Loc]) -> Bounds:
 EXACT_INTEGER_DIGITS = 308
 
 
-def _digits(t: Context | None, multiples: object = None) -> int:
+def number_digits(t: Context | None, multiples: object = None) -> int:
     """How many integer digits an open side allows: any a double holds in exact mode, else (and
     beside a multipleOf, whose remainder automaton multiplies with each digit position) the cap
     generation keeps (`automata.numbers.MAX_INTEGER_DIGITS`)."""
@@ -208,13 +204,13 @@ def _digits(t: Context | None, multiples: object = None) -> int:
     return EXACT_INTEGER_DIGITS if exact else MAX_INTEGER_DIGITS
 
 
-def _uncapped_integers(b: Bounds) -> Node:
+def uncapped_integers(b: Bounds) -> Node:
     """The integers within ``b``, of any length where a side is open: `integer_node` caps digits,
     and a digit count paired with a remainder automaton multiplies its states.
 
     >>> from fsm.automata import node_to_char_dfa
     >>> b = Bounds(); b.tighten_lower(-12, False)
-    >>> d = node_to_char_dfa(_uncapped_integers(b))
+    >>> d = node_to_char_dfa(uncapped_integers(b))
     >>> [d.accepts(s) for s in ("-12", "-13", "0", "1" + "0" * 30)]
     [True, False, True, True]
     """
@@ -289,6 +285,19 @@ def _multiples(t: Context, m: int, scale: int, loc: Loc) -> Node:
         ) from None
 
 
+def exact_zero_fraction(integers: Node) -> Node:
+    """``integers`` also spelled with a zero fraction where that spelling parses to the same double:
+    those of at most `SIGNIFICANT_DIGITS` digits (what bounds and divisors may then read exactly).
+
+    >>> from fsm.automata import lit, to_regex
+    >>> to_regex(exact_zero_fraction(lit("12"))).startswith("12")
+    True
+    """
+    if integers == NEVER:
+        return NEVER
+    return alt(integers, seq(And((integers, _SHORT_INTEGER)), _ZEROS))
+
+
 def zero_fraction(integers: Node) -> Node:
     """``integers`` also spelled with a zero fraction (``1.0``, ``-3.00``): the same values.
 
@@ -298,4 +307,4 @@ def zero_fraction(integers: Node) -> Node:
     """
     if integers == NEVER:
         return NEVER
-    return seq(integers, opt(seq(lit("."), rep(lit("0"), 1, ZERO_FRACTION_DIGITS))))
+    return seq(integers, opt(_ZEROS))
