@@ -27,10 +27,9 @@ from urllib.parse import urldefrag, urljoin
 
 from ..errors import SchemaTooComplex
 from .context import Loc
-from .refs import _SCHEMA_HOLDERS, _SCHEMA_MAPS, Refs, schema_id
+from .refs import SCHEMA_HOLDERS, SCHEMA_MAPS, VALUE_KEYWORDS, Refs, schema_id
 
 MAX_COPIES = 2000  # subschema copies (target, context) one rewrite may make
-_DATA = frozenset(("enum", "const", "default", "examples"))  # values, not schemas
 _DROPPED = frozenset(
     ("$id", "$anchor", "$dynamicAnchor", "$recursiveAnchor", "$defs", "definitions", "$schema")
 )
@@ -50,7 +49,7 @@ def has_dynamic_refs(schema: Any) -> bool:
     if not isinstance(schema, dict):
         return False
     return any(k in schema for k in _DYNAMIC) or any(
-        has_dynamic_refs(v) for k, v in schema.items() if k not in _DATA
+        has_dynamic_refs(v) for k, v in schema.items() if k not in VALUE_KEYWORDS
     )
 
 
@@ -105,14 +104,14 @@ class _Rewrite:
                 continue
             if k in ("$ref", *_DYNAMIC) and isinstance(v, str):
                 targets.append("#/$defs/" + self.reference(k, v, here, ctx))
-            elif k in _SCHEMA_MAPS and isinstance(v, dict):
+            elif k in SCHEMA_MAPS and isinstance(v, dict):
                 out[k] = {
                     n: self.copy(here.at(k, n), ctx) if isinstance(x, (dict, bool)) else x
                     for n, x in v.items()
                 }
-            elif k in _SCHEMA_HOLDERS and isinstance(v, list):
+            elif k in SCHEMA_HOLDERS and isinstance(v, list):
                 out[k] = [self.copy(here.at(k, i), ctx) for i in range(len(v))]
-            elif k in _SCHEMA_HOLDERS and isinstance(v, (dict, bool)):
+            elif k in SCHEMA_HOLDERS and isinstance(v, (dict, bool)):
                 out[k] = self.copy(here.at(k), ctx)
             else:
                 out[k] = v

@@ -63,7 +63,7 @@ def _ptr_unescape(part: str) -> str:
 
 
 # keywords whose value is a schema or a list of schemas, and those whose value maps names to schemas
-_SCHEMA_HOLDERS = frozenset(
+SCHEMA_HOLDERS = frozenset(
     [
         "not",
         "if",
@@ -83,7 +83,7 @@ _SCHEMA_HOLDERS = frozenset(
         "oneOf",
     ]
 )
-_SCHEMA_MAPS = frozenset(
+SCHEMA_MAPS = frozenset(
     ["properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"]
 )
 
@@ -138,10 +138,10 @@ class Refs:
             # only where a keyword holds schemas: an $id inside an unknown keyword (or a value) is
             # not an identifier, and must not take the name of the real one
             esc = k.replace("~", "~0").replace("/", "~1")
-            if k in _SCHEMA_MAPS and isinstance(v, dict):
+            if k in SCHEMA_MAPS and isinstance(v, dict):
                 for name, sub in v.items():
                     self._index(sub, f"{ptr}/{esc}/{name.replace('~', '~0').replace('/', '~1')}", base)
-            elif k in _SCHEMA_HOLDERS and isinstance(v, (dict, list)):
+            elif k in SCHEMA_HOLDERS and isinstance(v, (dict, list)):
                 self._index(v, f"{ptr}/{esc}", base)
 
     def resolve(self, ref: str, loc: Loc) -> tuple[Loc, str]:
@@ -273,7 +273,7 @@ class Expansion:
             self._keys.pop()
 
 
-_DATA = frozenset(("enum", "const", "default", "examples"))  # values, not schemas: never rewritten
+VALUE_KEYWORDS = frozenset(("enum", "const", "default", "examples"))  # values, not schemas: never rewritten
 
 
 def static_dynamic_refs(schema: Any) -> Any:
@@ -296,7 +296,7 @@ def static_dynamic_refs(schema: Any) -> Any:
             if isinstance(name, str):
                 counts[name] = counts.get(name, 0) + 1
             for k, v in x.items():
-                if k not in _DATA:
+                if k not in VALUE_KEYWORDS:
                     count(v)
         elif isinstance(x, list):
             for v in x:
@@ -307,7 +307,7 @@ def static_dynamic_refs(schema: Any) -> Any:
             return [rewrite(v) for v in x]
         if not isinstance(x, dict):
             return x
-        out = {k: (v if k in _DATA else rewrite(v)) for k, v in x.items()}
+        out = {k: (v if k in VALUE_KEYWORDS else rewrite(v)) for k, v in x.items()}
         ref = out.get("$dynamicRef")
         if isinstance(ref, str) and "$ref" not in out and "#" in ref:
             name = ref.split("#", 1)[1]

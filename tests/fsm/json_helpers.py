@@ -5,7 +5,9 @@ The generic checkers (`accepts`, `random_walk`, `valid_walks`, `sample_char_dfa`
 
 from __future__ import annotations
 
+import glob
 import json
+import os
 import random
 
 import jsonschema
@@ -38,3 +40,19 @@ def valid_json_walks(index: Index, v, rnd: random.Random, walks: int, **opts) ->
 
 def compact(value) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+_SUITE = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "json-schema-test-suite"
+)
+
+
+def suite_remotes() -> dict:
+    """The suite's ``remotes/`` as the suite's runners serve them: at ``http://localhost:1234/``
+    (``bench_json_external.suite_remotes`` reads the shared corpora's copy the same way)."""
+    root = os.path.join(_SUITE, "remotes")
+    out = {}
+    for path in glob.glob(os.path.join(root, "**", "*.json"), recursive=True):
+        with open(path) as f:
+            out["http://localhost:1234/" + os.path.relpath(path, root).replace(os.sep, "/")] = json.load(f)
+    return out

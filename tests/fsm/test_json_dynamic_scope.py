@@ -10,8 +10,7 @@ import fsm
 from fsm.json import dynamic_scope
 from fsm.testing import accepts
 
-from .json_helpers import compact
-from .test_json_remote_refs import suite_remotes
+from .json_helpers import compact, suite_remotes
 
 _SUITE = os.path.join(
     os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "json-schema-test-suite"

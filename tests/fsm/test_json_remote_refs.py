@@ -1,6 +1,5 @@
 """``$ref`` to documents outside the schema: given ``resources`` and the official metaschemas."""
 
-import glob
 import json
 import os
 
@@ -9,22 +8,12 @@ import pytest
 import fsm
 from fsm.testing import accepts
 
-from .json_helpers import compact
+from .json_helpers import compact, suite_remotes
 
 _SUITE = os.path.join(
     os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "json-schema-test-suite"
 )
 DRAFTS = {4: "draft4", 6: "draft6", 7: "draft7", 2019: "draft2019-09", 2020: "draft2020-12"}
-
-
-def suite_remotes() -> dict:
-    """The suite's ``remotes/`` as the suite's runners serve them: at ``http://localhost:1234/``."""
-    root = os.path.join(_SUITE, "remotes")
-    out = {}
-    for path in glob.glob(os.path.join(root, "**", "*.json"), recursive=True):
-        with open(path) as f:
-            out["http://localhost:1234/" + os.path.relpath(path, root).replace(os.sep, "/")] = json.load(f)
-    return out
 
 
 @pytest.fixture(scope="module")
