@@ -23,6 +23,7 @@ from .budget import NFA_STATE_BYTES, Budget
 from .char_dfa import EMPTY_DFA, MEMO, CharDFA, Edge, auto_dfa, determinize, minus_words, product, trim_dfa
 from .escapes import add_any_escape, encoded_char, escape_split
 from .language import Alt, And, AnyJson, Auto, Cls, Enc, Lit, Members, Minus, Node, Ref, Rep, Seq, Val
+from .lengths import min_length
 from .liveness import live_states
 from .ranges import ANY_CHAR, intersect, normalize_ranges
 
@@ -161,7 +162,10 @@ class NFA:
             self.eps[s].append(m)
             self._cls_to(node.item.ranges, enc, full, m, m)
             return m
-        plain = not enc and self.counters is None and self.calls is None
+        # a nullable item's copies pass into each other by epsilon: an earlier copy's state in a
+        # subset then stands for nothing of its own, and dropping a later one lost words
+        # ((?:a*){0,3} rejected "a"); copies of items that read a character are recorded only
+        plain = not enc and self.counters is None and self.calls is None and min_length(node.item) > 0
         if node.hi is None:
             m = self.new()  # a fresh loop head, so no loop runs back into a shared state
             self.eps[s].append(m)
