@@ -121,8 +121,8 @@ def in_domain(schema: dict, text: str) -> bool:
             return False  # not whole, only rounds to a whole double: left out
         if abs(value) >= 10**308:
             return False
-        if frac.strip("0") and (head == "0" or len(head) > 1):
-            return False
+        if frac and (head == "0" or len(head) > 1):
+            return False  # a fraction (zero or not) only after one digit: 1.5e1, not 10.0e0 (docs)
         if len(head) > 1 and abs(int(exp)) > 99:
             return False
         if head == "0":
