@@ -8,7 +8,7 @@ would cost ``hi`` copies of the item.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 
 import numpy as np
@@ -163,12 +163,20 @@ class ProductBlock(CounterBlock):
 
 
 class Counters:
-    """The counter blocks of one NFA; virtual state ids are negative: ``-1 - (block << 40 | local)``."""
+    """The counter blocks of one NFA; virtual state ids are negative: ``-1 - (block << 40 | local)``.
+    Also its guard points (`language.Guard`): a state with no edge, which the lazy DFA leaves for
+    the state after it only once the matcher's text passes the check."""
 
     def __init__(self):
         self.blocks: list[CounterBlock] = []
         self.units: dict = {}
         self.entries: list[tuple[int, int]] = []
+        self.guards: dict[int, tuple[Callable[[bytes], bool], int]] = {}  # point -> (check, after)
+
+    def guard(self, point: int, check: Callable[[bytes], bool], after: int) -> None:
+        """Record guard point ``point`` (live when ``after`` is: an entry, as a block's is)."""
+        self.guards[point] = (check, after)
+        self.entries.append((point, after))
 
     def add(self, block: CounterBlock) -> int:
         """Register ``block``; the id of its first virtual state."""

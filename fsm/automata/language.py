@@ -12,6 +12,7 @@ Seq(items=(Lit(text='a'), Rep(item=Cls(ranges=((48, 57),)), lo=1, hi=3)))
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .ranges import Ranges, normalize_ranges
@@ -111,6 +112,19 @@ class AnyJson(Node):
     indent: int | None = None
     depth: int = 0
     max_string_length: int | None = None
+
+
+@dataclass(frozen=True)
+class Guard(Node):
+    """A zero-width test: the text before this point (all of it, as bytes) must pass ``check``.
+
+    For what no automaton of a useful size can say (an A-label's punycode decodes to a valid
+    U-label): the automaton holds a regular superset, and the matcher runs ``check`` where the text
+    reaches the point (`fsm.index.guarded`). Only the lazy DFA runs it; every other construction
+    (character DFAs, products, regex text) leaves the branch through it out — a subset, never more.
+    """
+
+    check: Callable[[bytes], bool]
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from ..limits import DEFAULT_LIMITS, Deadline, Limits
 from .budget import EDGE_BYTES, NFA_STATE_BYTES, SET_BYTES, SET_MEMBER_BYTES, Budget
 from .byte_dfa import ByteDFA, equal_rows, merge_equal_states
 from .byte_dfa import utf8_sequences as _utf8_sequences
+from .guard_points import GuardPoints
 from .lazy_views import LazyFlags, LazyTable
 from .ranges import disjoint, overlay
 
@@ -39,7 +40,7 @@ def utf8_sequences(lo: int, hi: int):
     return _utf8_sequences(lo, hi)
 
 
-class LazyByteDFA:
+class LazyByteDFA(GuardPoints):
     """Subset construction over a byte NFA, one state at a time."""
 
     def __init__(
@@ -86,6 +87,12 @@ class LazyByteDFA:
         self._table = np.full((cap, self.n_classes), -1, dtype=np.int32)
         self._accepting = np.zeros(cap, dtype=bool)
         self._expanded = np.zeros(cap, dtype=bool)
+        # Guard points (`language.Guard`): a state whose set holds one is *guarded*; its row is the
+        # row with every check failed, ``_galt`` the state with every check passed (the row walk
+        # defers a byte where the two differ), ``_gdead`` whether nothing is left when all fail.
+        self._points = counters.guards if counters is not None else {}
+        self._galt = np.full(cap, -1, dtype=np.int32)
+        self._gdead = np.zeros(cap, dtype=bool)
         self.initial = self._state_of_one(start)
 
     def _chain(self, seq: tuple, t: int) -> int:
@@ -206,6 +213,10 @@ class LazyByteDFA:
             if d >= len(self._accepting):
                 self._grow()
             self._accepting[d] = self._final in s
+            if self._points and any(self._point(q) is not None for q in s):
+                alt = self._closed(self._resolved(s, lambda check: True))  # may grow: index after
+                self._galt[d] = alt
+                self._gdead[d] = not self._productive(self._resolved(s, lambda check: False))
         return d
 
     def _grow(self) -> None:
@@ -217,10 +228,20 @@ class LazyByteDFA:
         self._table = table
         self._accepting = np.concatenate([self._accepting, np.zeros(cap - len(self._accepting), dtype=bool)])
         self._expanded = np.concatenate([self._expanded, np.zeros(cap - len(self._expanded), dtype=bool)])
+        self._galt = np.concatenate([self._galt, np.full(cap - len(self._galt), -1, dtype=np.int32)])
+        self._gdead = np.concatenate([self._gdead, np.zeros(cap - len(self._gdead), dtype=bool)])
 
     def expand(self, d: int) -> None:
         """Compute the transition row of DFA state ``d``."""
         if self._expanded[d]:
+            return
+        if self._galt[d] >= 0:  # guarded: the row of every check failed; both sides expanded
+            fail = self.resolve(d, lambda check: False)
+            for x in (fail, int(self._galt[d])):
+                if x >= 0:
+                    self.expand(x)
+            self._table[d] = self._table[fail] if fail >= 0 else -1
+            self._expanded[d] = True
             return
         self.budget.tick(len(self._sets), _WHAT)
         if len(self._sets[d]) > 64:  # a big subset: one expansion alone takes a while

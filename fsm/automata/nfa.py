@@ -22,9 +22,9 @@ from .blocks import CounterBlock, Counters, ProductBlock
 from .budget import NFA_STATE_BYTES, Budget
 from .char_dfa import EMPTY_DFA, MEMO, CharDFA, Edge, auto_dfa, determinize, minus_words, product, trim_dfa
 from .escapes import add_any_escape, encoded_char, escape_split
-from .language import Alt, And, AnyJson, Auto, Cls, Enc, Lit, Members, Minus, Node, Ref, Rep, Seq, Val
+from .language import Alt, And, AnyJson, Auto, Cls, Enc, Guard, Lit, Members, Minus, Node, Ref, Rep, Seq, Val
 from .lengths import min_length
-from .liveness import live_states
+from .liveness import trim_nfa
 from .ranges import ANY_CHAR, intersect, normalize_ranges
 
 _COUNTER_MIN = 24  # a counted repeat with at least this many optional copies becomes a counter block
@@ -111,6 +111,13 @@ class NFA:
             return self.embed(d, s, enc)
         if isinstance(node, AnyJson):
             return self._any_json(node, s)
+        if isinstance(node, Guard):
+            e = self.new()  # a plain NFA leaves the branch out: nothing leads to ``e`` (see `Guard`)
+            if self.counters is not None:
+                p = self.new()
+                self.eps[s].append(p)
+                self.counters.guard(p, node.check, e)
+            return e
         if isinstance(node, Ref):
             if self.calls is None:
                 raise NotRegular(
@@ -367,29 +374,9 @@ class NFA:
 
     # -- analysis -------------------------------------------------------------------------------
     def trim(self, final: int, calls=None) -> list[bool]:
-        """Which states can reach ``final``; edges into the others are dropped.
-
-        With ``calls`` (see `pushdown.Calls`), a state is live when it reaches the end of its
-        own rule, a call site when its return state is live and the rule it calls can finish.
-        """
+        """Which states can reach ``final``; edges into the others are dropped (`trim_nfa`)."""
         entries = self.counters.entries if self.counters is not None else ()
-        live = live_states(self.trans, self.eps, final, entries, calls, self.budget.deadline)
-        n = len(self.trans)
-        trans, eps, deadline = self.trans, self.eps, self.budget.deadline
-        # Edges become tuples (an empty one shared), which the garbage collector stops tracking:
-        # two lists per NFA state made every full collection of a server walk ~300k of them.
-        for q in range(n):
-            if q & 8191 == 8191:
-                deadline.check("trimming the automaton")
-            tr = trans[q]
-            if live[q] and tr and any(not live[t] for _, _, t in tr):
-                tr = [e for e in tr if live[e[2]]]
-            trans[q] = tuple(tr) if tr else ()
-            ep = eps[q]
-            if live[q] and ep and any(t >= 0 and not live[t] for t in ep):
-                ep = [t for t in ep if t < 0 or live[t]]
-            eps[q] = tuple(ep) if ep else ()
-        return live
+        return trim_nfa(self.trans, self.eps, final, entries, calls, self.budget.deadline)
 
 
 def node_to_char_dfa(node: Node, budget: Budget | None = None) -> CharDFA | None:

@@ -21,6 +21,7 @@ from .language import (
     Auto,
     Cls,
     Enc,
+    Guard,
     Lit,
     Members,
     Minus,
@@ -117,6 +118,10 @@ def to_regex(node: Node, deadline: Any = None) -> str:
                 parts.append(group(s) if loose else s)
             return "".join(parts)
         if isinstance(n, Alt):
+            if any(_guarded(i) for i in n.items):  # what regex text cannot test is left out
+                n = alt(*[i for i in n.items if not _guarded(i)])
+                if not isinstance(n, Alt):
+                    return go(n)
             if not n.items:
                 raise ValueError("the empty language has no regex")
             if EMPTY in n.items:
@@ -140,6 +145,18 @@ def to_regex(node: Node, deadline: Any = None) -> str:
         raise ValueError(f"{type(n).__name__} has no regex text")
 
     return go(node)
+
+
+def _guarded(node: Node) -> bool:
+    """Whether ``node`` is a branch through a `Guard` (a sequence holding one, as a value or not).
+
+    >>> from fsm.automata import lit
+    >>> _guarded(seq(lit("a"), Guard(bool))), _guarded(lit("a"))
+    (True, False)
+    """
+    while isinstance(node, Val):
+        node = node.item
+    return isinstance(node, Seq) and any(isinstance(it, Guard) for it in node.items)
 
 
 def _quantifier(lo: int, hi: int | None) -> str:

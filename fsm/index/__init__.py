@@ -10,6 +10,7 @@ and where each leads); a matcher is the cheap per-sequence cursor over it. Modul
 - `rows`: `RowIndex` and `RowMatcher` — per-state rows computed on first visit, shared masks.
 - `dfa`: `DfaIndex` over an eager `ByteDFA` (regexes, choices, schemas with token-level dead ends).
 - `lazy`: `LazyDfaIndex` over a lazily determinized DFA (JSON schemas, recursive rules).
+- `guarded`: `GuardedDfaIndex`, a lazy index whose automaton holds text checks (`fsm.automata.Guard`).
 
 The grammar index (`fsm.grammar.index.GrammarIndex`) meets the same protocol and extends the same
 `Matcher` from the grammar front end.
@@ -21,6 +22,7 @@ ends (`fsm.regex`, `fsm.json`, `fsm.grammar`) build their indexes from it, never
 from .bitmask import frozen_bitmask, pack_bitmask, unpack_bitmask
 from .contract import Index, Matcher
 from .dfa import DfaIndex, RegexIndex
+from .guarded import GuardedDfaIndex, GuardedMatcher
 from .lazy import LazyDfaIndex
 from .rows import FINISHED, Row, RowIndex, RowMatcher
 from .token_walk import class_trie, tokenize_longest, walk_tokens
@@ -28,6 +30,8 @@ from .token_walk import class_trie, tokenize_longest, walk_tokens
 __all__ = [
     "FINISHED",
     "DfaIndex",
+    "GuardedDfaIndex",
+    "GuardedMatcher",
     "Index",
     "LazyDfaIndex",
     "Matcher",

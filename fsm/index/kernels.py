@@ -28,8 +28,9 @@ def kernels() -> SimpleNamespace:
     if _loaded is None:
         # lazy: numba must not be loaded by `import fsm` (the module docstring says why)
         from .preorder import PreorderTrie, preorder, vocabulary_preorder  # lazy: numba
+        from .row_sort import sorted_row  # lazy: numba
         from .steps import Steps  # lazy: numba
-        from .trie_kernel import ensure_compiled, sorted_row, walk_row  # lazy: numba
+        from .trie_kernel import ensure_compiled, walk_below, walk_row  # lazy: numba
 
         _loaded = SimpleNamespace(
             PreorderTrie=PreorderTrie,
@@ -38,6 +39,7 @@ def kernels() -> SimpleNamespace:
             preorder=preorder,
             sorted_row=sorted_row,
             vocabulary_preorder=vocabulary_preorder,
+            walk_below=walk_below,
             walk_row=walk_row,
         )
     return _loaded

@@ -38,6 +38,7 @@ from ..limits import Deadline
 from ..vocabulary import TokenTrie, Vocabulary
 from .contract import OnDemand
 from .preorder import PreorderTrie, preorder
+from .row_sort import sorted_row
 from .steps import Steps, _chain_to_expand, _uniform_chain
 
 # Past this share of trie nodes inside multi-byte characters, a walk expands the states inside
@@ -80,17 +81,30 @@ def _walk(
     n_out,
     pend_state,
     pend_node,
+    galt,
+    gdead,
+    def_state,
+    def_node,
+    def_kind,
 ):  # pragma: no cover - compiled
     """Walk the subtrees below ``start_nodes[i]`` from ``start_states[i]`` (tokens at a start node
     itself are not emitted: the caller did); append (token, end state) pairs from ``n_out`` on;
     pairs at an unexpanded state with children are written to ``pend_*`` instead of walked.
 
+    Guarded states (`LazyByteDFA.guard_arrays`: ``galt`` >= 0) decide nothing here: a node whose
+    byte leads elsewhere once the state's checks pass is deferred whole (``def_kind`` 0: the
+    subtree, from the state above it), and the tokens at a node that end in a guarded state with
+    nothing left when its checks fail (``gdead``) are deferred (kind 1) — `fsm.index.guarded`
+    decides both with the matcher's text.
+
     A subtree all of whose labels take the state above it along one chain of uniform steps (the
     inside of a free string loops on one state; a ``maxLength`` string counts characters along a
     chain) is emitted whole without visiting its nodes: a token's end is the chain's state at its
     length, in characters where the subtree reads whole UTF-8 characters (``whole``; all False for
-    a trie of class labels), else in bytes. Returns (pairs written in all, pending pairs)."""
+    a trie of class labels), else in bytes. Returns (pairs written in all, pending pairs,
+    deferred nodes)."""
     n_pend = 0
+    n_def = 0
     states = np.empty(max_depth + 2, np.int64)
     chain = np.empty(max_depth + 2, np.int64)
     for i in range(len(start_states)):
@@ -100,7 +114,15 @@ def _walk(
         end = root + size[root]
         while j < end:
             sp = states[depth[j] - 1]
-            s2 = table[sp, byte_class[label[j]]]
+            c = byte_class[label[j]]
+            s2 = table[sp, c]
+            if galt[sp] >= 0 and table[galt[sp], c] != s2:
+                def_state[n_def] = sp
+                def_node[n_def] = j
+                def_kind[n_def] = 0
+                n_def += 1
+                j += size[j]
+                continue
             if s2 < 0:
                 j += size[j]
                 continue
@@ -117,20 +139,24 @@ def _walk(
                 off = (sub_bytes[j, 0] & ~masks[sp, 0]) | (sub_bytes[j, 1] & ~masks[sp, 1])
                 if not by_chars:
                     off |= (sub_bytes[j, 2] & ~masks[sp, 2]) | (sub_bytes[j, 3] & ~masks[sp, 3])
-                if (not known[sp] or off == 0) and _uniform_chain(
-                    table,
-                    byte_class,
-                    n_labels,
-                    sp,
-                    sub_bytes[j],
-                    h,
-                    by_chars,
-                    chain,
-                    steps,
-                    masks,
-                    known,
-                    chars,
-                    expanded,
+                if (
+                    (not known[sp] or off == 0)
+                    and _uniform_chain(
+                        table,
+                        byte_class,
+                        n_labels,
+                        sp,
+                        sub_bytes[j],
+                        h,
+                        by_chars,
+                        chain,
+                        steps,
+                        masks,
+                        known,
+                        chars,
+                        expanded,
+                    )
+                    and not _ends_guarded(chain, h, gdead)
                 ):
                     if by_chars:
                         base = before[j]
@@ -147,7 +173,12 @@ def _walk(
                     j += size[j]
                     continue
             k = tok_count[j]
-            if k:
+            if k and gdead[s2]:
+                def_state[n_def] = s2
+                def_node[n_def] = j
+                def_kind[n_def] = 1
+                n_def += 1
+            elif k:
                 a = tok_start[j]
                 for t in range(k):
                     out_tok[n_out] = tok_ids[a + t]
@@ -161,28 +192,16 @@ def _walk(
                 continue
             states[depth[j]] = s2
             j += 1
-    return n_out, n_pend
+    return n_out, n_pend, n_def
 
 
 @numba.njit(cache=True, nogil=True)
-def _dense_row(tok, end, n, size, absent):  # pragma: no cover - compiled
-    """The pairs ``tok[:n]``, ``end[:n]`` sorted by token, by a scatter over the vocabulary."""
-    full = np.full(size, absent, np.int32)
-    for i in range(n):
-        full[tok[i]] = end[i]
-    m = 0
-    for t in range(size):
-        if full[t] != absent:
-            m += 1
-    out_t = np.empty(m, np.int32)
-    out_e = np.empty(m, np.int32)
-    m = 0
-    for t in range(size):
-        if full[t] != absent:
-            out_t[m] = t
-            out_e[m] = full[t]
-            m += 1
-    return out_t, out_e
+def _ends_guarded(chain, h, gdead):  # pragma: no cover - compiled
+    """Whether a token along ``chain[1..h]`` could end in a state `_walk` must defer (`gdead`)."""
+    for r in range(1, h + 1):  # noqa: SIM110  (numba compiles no generator expression)
+        if gdead[chain[r]]:
+            return True
+    return False
 
 
 def walk_row(
@@ -194,6 +213,7 @@ def walk_row(
     deadline: Deadline | None = None,
     steps: Steps | None = None,
     chain_chars: bool | None = None,
+    deferred: list | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(tokens, end states) of ``state``: every token whose bytes stay live from it, unsorted.
 
@@ -202,6 +222,8 @@ def walk_row(
     states' uniform steps found so far (kept by the caller across rows of one automaton).
     ``chain_chars``: expand the states inside the characters of every chain state up front (None:
     when the vocabulary has over `MULTIBYTE_SHARE` of its nodes inside multi-byte characters).
+    ``deferred``: where the nodes a guarded state defers go, as (states, nodes, kinds) arrays (see
+    `_walk`; None: left out, a subset of the row).
 
     >>> from fsm.vocabulary import Vocabulary
     >>> from fsm.regex import regex_to_dfa
@@ -212,17 +234,13 @@ def walk_row(
     steps = steps or Steps()
     if on_demand is not None:
         on_demand.ensure(int(state))
-    tbl = on_demand.table_buffer if on_demand is not None else np.asarray(dfa.table)
-    n_labels = int(tbl.shape[1]) if labels_are_classes else 256
-    bc = np.arange(n_labels, dtype=np.int32) if labels_are_classes else np.asarray(dfa.byte_class, np.int32)
-    flags = on_demand.expanded_flags if on_demand is not None else np.ones(len(tbl), dtype=np.bool_)
-    st, masks, known, chars = steps.arrays(len(tbl))
-    whole = trie.whole if not labels_are_classes else np.zeros(trie.n_nodes, np.bool_)
     if on_demand is not None:  # a string's chain of counter states: expanded now, not a round each
+        tbl, bc, n_labels, flags = _view(dfa, on_demand, labels_are_classes)
         if chain_chars is None:
             chain_chars = trie.multibyte_share > MULTIBYTE_SHARE
         utf8 = 0 if labels_are_classes else 2 if chain_chars else 1
         while True:
+            st, masks, known, chars = _steps(steps, tbl, _guards(on_demand, tbl)[0])
             q = _chain_to_expand(
                 tbl, bc, n_labels, state, st, masks, known, chars, utf8, flags, trie.max_depth
             )
@@ -230,22 +248,82 @@ def walk_row(
                 break
             on_demand.ensure(int(q))  # an int: no array round trip per step of a long chain
             tbl, flags = on_demand.table_buffer, on_demand.expanded_flags
-            st, masks, known, chars = steps.arrays(len(tbl))
-    with _scratch(len(trie.tok_ids), trie.n_nodes) as (out_tok, out_end, pend_s, pend_n):
-        bufs = (out_tok, out_end, pend_s, pend_n)
-        return _rounds(tbl, flags, bc, n_labels, whole, trie, state, steps, on_demand, deadline, bufs)
+    starts = (np.array([state], dtype=np.int64), np.zeros(1, dtype=np.int64))
+    return walk_below(dfa, starts, trie, labels_are_classes, on_demand, deadline, steps, deferred)
 
 
-def _rounds(tbl, flags, bc, n_labels, whole, trie, state, steps, on_demand, deadline, bufs):
-    """`_walk` from ``state``, then from the pairs it left pending once their states are expanded,
-    until none is left; the (token, end state) pairs, copied out of the scratch buffers."""
-    out_tok, out_end, pend_s, pend_n = bufs
+def walk_below(
+    dfa: ByteDFA,
+    starts: tuple[np.ndarray, np.ndarray],
+    trie: PreorderTrie,
+    labels_are_classes: bool = False,
+    on_demand: OnDemand | None = None,
+    deadline: Deadline | None = None,
+    steps: Steps | None = None,
+    deferred: list | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """`walk_row` of the subtrees below trie nodes ``starts[1]`` from states ``starts[0]`` (the
+    tokens at those nodes themselves left to the caller): what a deferred node resumes with.
+
+    >>> from fsm.vocabulary import Vocabulary
+    >>> from fsm.regex import regex_to_dfa
+    >>> v = Vocabulary([b"a", b"ab", None], eos_token_ids=[2])
+    >>> t = preorder(v.trie); a = int(np.flatnonzero(t.depth == 1)[0])
+    >>> walk_below(regex_to_dfa("ab"), (np.array([1]), np.array([a])), t)[0].tolist()
+    [1]
+    """
+    steps = steps or Steps()
+    with _scratch(len(trie.tok_ids), trie.n_nodes) as bufs:
+        return _rounds(dfa, trie, labels_are_classes, starts, steps, on_demand, deadline, bufs, deferred)
+
+
+def _view(dfa: ByteDFA, on_demand: OnDemand | None, labels_are_classes: bool):
+    """(table, label -> column, labels, expanded flags) of the automaton as a walk reads it."""
+    tbl = on_demand.table_buffer if on_demand is not None else np.asarray(dfa.table)
+    n_labels = int(tbl.shape[1]) if labels_are_classes else 256
+    bc = np.arange(n_labels, dtype=np.int32) if labels_are_classes else np.asarray(dfa.byte_class, np.int32)
+    flags = on_demand.expanded_flags if on_demand is not None else np.ones(len(tbl), dtype=np.bool_)
+    return tbl, bc, n_labels, flags
+
+
+def _guards(on_demand: OnDemand | None, tbl: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The automaton's guard arrays (`LazyByteDFA.guard_arrays`), or none guarded."""
+    arrays = getattr(on_demand, "guard_arrays", None)
+    if arrays is not None:
+        return arrays
+    global _NO_GUARDS
+    if len(_NO_GUARDS[0]) < len(tbl):  # read only: one pair shared by every walk
+        n = max(len(tbl), 2 * len(_NO_GUARDS[0]))
+        _NO_GUARDS = (np.full(n, -1, np.int32), np.zeros(n, np.bool_))
+    return _NO_GUARDS
+
+
+_NO_GUARDS = (np.full(1024, -1, np.int32), np.zeros(1024, np.bool_))
+
+
+def _steps(steps: Steps, tbl: np.ndarray, galt: np.ndarray):
+    """``steps``' arrays for ``tbl``, guarded states marked as having no uniform step: a chain never
+    runs through a state whose checks are still open."""
     st, masks, known, chars = steps.arrays(len(tbl))
-    starts_s = np.array([state], dtype=np.int64)
-    starts_n = np.zeros(1, dtype=np.int64)
+    guarded = galt[: len(known)] >= 0
+    if guarded.any():
+        known[guarded] = True
+        st[guarded] = -1
+    return st, masks, known, chars
+
+
+def _rounds(dfa, trie, labels_are_classes, starts, steps, on_demand, deadline, bufs, deferred):
+    """`_walk` from ``starts``, then from the pairs it left pending once their states are expanded,
+    until none is left; the (token, end state) pairs, copied out of the scratch buffers."""
+    out_tok, out_end, pend_s, pend_n, def_s, def_n, def_k = bufs
+    whole = trie.whole if not labels_are_classes else np.zeros(trie.n_nodes, np.bool_)
+    starts_s, starts_n = starts
     n_out = 0
     while True:
-        n_out, n_pend = _walk(
+        tbl, bc, n_labels, flags = _view(dfa, on_demand, labels_are_classes)
+        galt, gdead = _guards(on_demand, tbl)
+        st, masks, known, chars = _steps(steps, tbl, galt)
+        n_out, n_pend, n_def = _walk(
             tbl,
             flags,
             bc,
@@ -275,7 +353,14 @@ def _rounds(tbl, flags, bc, n_labels, whole, trie, state, steps, on_demand, dead
             n_out,
             pend_s,
             pend_n,
+            galt,
+            gdead,
+            def_s,
+            def_n,
+            def_k,
         )
+        if n_def and deferred is not None:
+            deferred.append((def_s[:n_def].copy(), def_n[:n_def].copy(), def_k[:n_def].copy()))
         if not n_pend:
             break
         assert on_demand is not None  # pending pairs only arise at unexpanded states
@@ -283,8 +368,6 @@ def _rounds(tbl, flags, bc, n_labels, whole, trie, state, steps, on_demand, dead
         if deadline is not None:
             deadline.check("the token walk of a row")
         on_demand.ensure(starts_s)  # ensure drops repeats
-        tbl, flags = on_demand.table_buffer, on_demand.expanded_flags
-        st, masks, known, chars = steps.arrays(len(tbl))
         chars[chars == 3] = 0  # states whose characters waited on an expansion: try again
     return out_tok[:n_out].copy(), out_end[:n_out].copy()
 
@@ -294,9 +377,10 @@ _local = threading.local()
 
 @contextmanager
 def _scratch(n_tok: int, n_nodes: int):
-    """This thread's output and pending buffers for a walk, reused across rows: allocating them
-    per row (2 x 196 KB and 2 x 800 KB on a 49k vocabulary: ~20 µs) cost more than a narrow row's walk.
-    A walk already using them on this thread (none today) gets fresh ones."""
+    """This thread's output, pending and deferred buffers for a walk, reused across rows:
+    allocating them per row (2 x 196 KB and 4 x 800 KB on a 49k vocabulary: ~20 µs) cost more than
+    a narrow row's walk. A walk already using them on this thread (a deferred node's, resumed
+    while a row is made) gets fresh ones."""
     bufs = getattr(_local, "bufs", None)
     if getattr(_local, "busy", False) or bufs is None or len(bufs[0]) < n_tok or len(bufs[2]) < n_nodes:
         fresh = (
@@ -304,6 +388,9 @@ def _scratch(n_tok: int, n_nodes: int):
             np.empty(n_tok, np.int32),
             np.empty(n_nodes, np.int64),
             np.empty(n_nodes, np.int64),
+            np.empty(n_nodes, np.int64),
+            np.empty(n_nodes, np.int64),
+            np.empty(n_nodes, np.int8),
         )
         if getattr(_local, "busy", False):
             yield fresh
@@ -314,21 +401,6 @@ def _scratch(n_tok: int, n_nodes: int):
         yield bufs
     finally:
         _local.busy = False
-
-
-def sorted_row(tok: np.ndarray, end: np.ndarray, size: int, absent: int) -> tuple[np.ndarray, np.ndarray]:
-    """``tok``, ``end`` sorted by token (no token twice), by one scatter over the vocabulary.
-
-    >>> sorted_row(np.array([3, 1], np.int32), np.array([7, 8], np.int32), 5, -9)[0].tolist()
-    [1, 3]
-    """
-    return _dense_row(
-        np.ascontiguousarray(tok, dtype=np.int32),
-        np.ascontiguousarray(end, dtype=np.int32),
-        len(tok),
-        size,
-        absent,
-    )
 
 
 def warm_kernel() -> None:

@@ -14,8 +14,9 @@ regular (no recursive ``$ref``)        the NFA (at most 100,000 states) run as a
 ... its NFA passes 100,000 states      the pushdown path below (each ``$ref`` one rule), if compact,
                                        the state budget was the one hit and under half the seconds
                                        are spent; if that path fails too, the original error
+... with text checks (A-labels)       `GuardedDfaIndex`: the lazy index, its matchers run the checks
 ... a vocabulary the lazy index        `DfaIndex` over the materialized DFA: its eager pass prunes
-cannot serve (token-level dead ends)   token-level dead ends
+cannot serve (token-level dead ends)   token-level dead ends (text checks read as failed: a subset)
 ... with an unbounded any-value        the pushdown path (an ``AnyJson`` block has no finite table
 (``{}``) and such a vocabulary         to prune)
 recursive ``$ref``                     the pushdown path
@@ -52,7 +53,7 @@ from ..automata import (
 )
 from ..errors import GrammarError, SchemaTooComplex, SpecError, SpecTooComplex, UnsupportedSchema
 from ..grammar import Grammar
-from ..index import DfaIndex, LazyDfaIndex
+from ..index import DfaIndex, GuardedDfaIndex, LazyDfaIndex
 from ..limits import DEFAULT_LIMITS, Deadline, Limits
 from ..vocabulary import Vocabulary
 from .context import short_pointer
@@ -106,9 +107,7 @@ def compile_index(spec: Any, vocab: Vocabulary, limits: Limits | None = None) ->
             raise _blamed(exc, tree, spec.parts) from None
     try:
         if LazyDfaIndex.usable(lazy, vocab):
-            index = LazyDfaIndex(lazy, vocab, fingerprint=spec.fingerprint, limits=limits)
-            lazy.use_deadline(None)  # rows computed on a first visit later get a deadline of their own
-            return index
+            return _lazy_index(lazy, vocab, spec, limits)
         if spec.any_json:  # the pushdown block has no finite table for the eager index to prune
             return _via_pushdown(spec, vocab, limits, deadline, left, ng)
         # token-level dead ends need the eager index's pruning
@@ -117,6 +116,14 @@ def compile_index(spec: Any, vocab: Vocabulary, limits: Limits | None = None) ->
         )
     except SpecTooComplex as exc:
         raise _blamed(exc, tree, spec.parts) from None
+
+
+def _lazy_index(lazy: LazyByteDFA, vocab: Vocabulary, spec: Any, limits: Limits) -> LazyDfaIndex:
+    """The lazy index of ``lazy``: a `GuardedDfaIndex` when its automaton holds text checks."""
+    kind = GuardedDfaIndex if lazy.has_guards else LazyDfaIndex
+    index = kind(lazy, vocab, fingerprint=spec.fingerprint, limits=limits)
+    lazy.use_deadline(None)  # rows computed on a first visit later get a deadline of their own
+    return index
 
 
 def _has_refs(spec: Any) -> bool:
@@ -182,9 +189,7 @@ def _via_pushdown(
     except LeftRecursive:
         lazy = None
     if lazy is not None and LazyDfaIndex.usable(lazy, vocab):
-        index = LazyDfaIndex(lazy, vocab, fingerprint=spec.fingerprint, limits=limits)
-        lazy.use_deadline(None)  # rows computed on a first visit later get a deadline of their own
-        return index
+        return _lazy_index(lazy, vocab, spec, limits)
     try:
         text = spec.to_grammar(left())
         return Grammar(text).build_index(vocab, limits, seconds=left().max_seconds)

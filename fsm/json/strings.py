@@ -19,6 +19,7 @@ from ..automata import (
     Auto,
     Cls,
     Enc,
+    Guard,
     Lit,
     Minus,
     Node,
@@ -35,7 +36,7 @@ from ..automata import (
 from ..errors import SchemaTooComplex, SpecTooComplex, UnsupportedSchema
 from ..limits import Limits
 from .context import Context, Loc
-from .formats import format_node
+from .formats import checked_format, format_node
 from .keywords import count, type_set
 from .patterns import pattern_node
 
@@ -62,6 +63,7 @@ def string_language(t: Context, schemas: list[Loc]) -> Node:
     """The strings valid against every schema in ``schemas`` (lengths, patterns, formats, `not`)."""
     lo, hi = 0, None
     langs: list[Node] = []
+    checked: list[tuple[int, tuple]] = []  # formats with more strings under a text check
     for f in schemas:
         s = f.schema
         if "minLength" in s:
@@ -78,12 +80,23 @@ def string_language(t: Context, schemas: list[Loc]) -> Node:
         if isinstance(fmt, str):
             node = format_node(fmt, t.policy.rfc_formats, t.regex_text)
             if node is not None:
+                more = checked_format(fmt, t.policy.rfc_formats, t.regex_text)
+                if more is not None:
+                    checked.append((len(langs), more))
                 langs.append(node)
         if f.excluded is not None and f.excluded.strings is not None:
             langs.append(_string_complement(t, f.excluded.strings, f))
     if hi is None:
         hi = t.opts.max_string_length
-    return string_node(lo, hi, langs, schemas)
+    plain = string_node(lo, hi, langs, schemas)
+    if len(checked) != 1:  # two checked formats at once: their plain languages only (a subset)
+        return plain
+    ((i, (names, check)),) = checked
+    more = string_node(lo, hi, [*langs[:i], names, *langs[i + 1 :]], schemas)
+    if not isinstance(more, Seq) or len(more.items) != 3:
+        return plain
+    # the check reads the string's text where it ends: just before the closing quote
+    return alt(plain, Seq((*more.items[:2], Guard(check), more.items[2])))
 
 
 def _string_complement(t: Context, s: dict, loc: Loc) -> Node:

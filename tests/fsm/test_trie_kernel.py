@@ -21,9 +21,10 @@ from fsm.automata import MAX_CODEPOINT, LazyByteDFA, cls, lit, node_nfa, rep, se
 from fsm.index import walk_tokens
 from fsm.index.bitmask import pack_bitmask, unpack_bitmask
 from fsm.index.preorder import preorder, vocabulary_preorder
+from fsm.index.row_sort import sorted_row
 from fsm.index.steps import Steps
 from fsm.index.token_walk import class_trie
-from fsm.index.trie_kernel import sorted_row, walk_row
+from fsm.index.trie_kernel import walk_row
 from fsm.regex import regex_to_dfa
 
 from .regex_cases import REGEXES

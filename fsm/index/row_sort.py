@@ -1,0 +1,46 @@
+"""A walked row sorted by token with one scatter over the vocabulary (`sorted_row`), compiled.
+
+A wide row (a string's inside: most of the vocabulary) comes out of the trie walk in trie order; an
+argsort of 45k tokens (and the gathers) costs ~2.6 ms, a scatter into a vocabulary-sized array and one pass ~0.07 ms.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+
+@numba.njit(cache=True, nogil=True)
+def _dense_row(tok, end, n, size, absent):  # pragma: no cover - compiled
+    """The pairs ``tok[:n]``, ``end[:n]`` sorted by token, by a scatter over the vocabulary."""
+    full = np.full(size, absent, np.int32)
+    for i in range(n):
+        full[tok[i]] = end[i]
+    m = 0
+    for t in range(size):
+        if full[t] != absent:
+            m += 1
+    out_t = np.empty(m, np.int32)
+    out_e = np.empty(m, np.int32)
+    m = 0
+    for t in range(size):
+        if full[t] != absent:
+            out_t[m] = t
+            out_e[m] = full[t]
+            m += 1
+    return out_t, out_e
+
+
+def sorted_row(tok: np.ndarray, end: np.ndarray, size: int, absent: int) -> tuple[np.ndarray, np.ndarray]:
+    """``tok``, ``end`` sorted by token (no token twice), by one scatter over the vocabulary.
+
+    >>> sorted_row(np.array([3, 1], np.int32), np.array([7, 8], np.int32), 5, -9)[0].tolist()
+    [1, 3]
+    """
+    return _dense_row(
+        np.ascontiguousarray(tok, dtype=np.int32),
+        np.ascontiguousarray(end, dtype=np.int32),
+        len(tok),
+        size,
+        absent,
+    )

@@ -1,0 +1,93 @@
+r"""Host names with A-labels (``xn--``) in exact mode: an automaton of their letters and a text check
+where the string ends (`fsm.automata.Guard`), instead of leaving them out.
+
+An A-label is valid when its punycode decodes to a valid U-label (IDNA2008: code points, context
+rules, Bidi, NFC) that encodes back to it (RFC 5890 2.3.2.1). As an automaton, every prefix of the
+punycode has a future of its own (the digits are a number): thousands of states per token row,
+past any memory budget (`idn`'s docstring has the measure). The superset here is small — letters,
+digits and hyphens after ``xn--`` — and the check (`hostname_check`) decodes the whole name with the
+``idna`` package (what ``jsonschema`` checks ``idn-hostname`` with) once a token reaches the end of
+the string; `fsm.index.guarded` runs it only for the tokens that would close the string there.
+Without ``idna`` there is no check and no A-label (`checked_names` is None).
+
+>>> hostname_check(b'{"host":"xn--9n2bp8q.xn--9t4b11yi5a'), hostname_check(b'"xn--X')
+(True, False)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from functools import lru_cache
+
+from ..automata import ANY_CHAR, And, Cls, Node, rep
+from .patterns import pattern_node
+
+# a superset of A-labels: what follows ``xn--`` is punycode's letters, digits and hyphens
+_A_LABEL = r"[Xx][Nn]--[A-Za-z0-9-]{1,59}"
+
+
+def current_string(text: bytes) -> str | None:
+    """The decoded contents of the JSON string ``text`` ends inside (None: no string is open there).
+
+    >>> current_string(b'{"a":"b\\\\"c'), current_string(b'[1')
+    ('b"c', None)
+    """
+    i = len(text)
+    while True:
+        i = text.rfind(b'"', 0, i)
+        if i < 0:
+            return None
+        k = i
+        while k > 0 and text[k - 1] == 0x5C:
+            k -= 1
+        if (i - k) % 2 == 0:  # a quote no backslash escapes: the string's opening one
+            break
+    try:
+        value = json.loads(text[i:] + b'"')
+    except ValueError:
+        return None
+    return value if isinstance(value, str) else None
+
+
+@lru_cache(maxsize=4096)
+def a_label_ok(label: str) -> bool:
+    """Whether ``label`` (``xn--`` in any case) is an A-label: its punycode decodes to a valid
+    U-label that encodes back to it.
+
+    >>> a_label_ok("xn--ihqwcrb4cv8a8dqg056pqjye"), a_label_ok("xn---9uc"), a_label_ok("xn--example-")
+    (True, False, False)
+    """
+    import idna  # present whenever `checked_names` gave the automaton this check
+
+    try:
+        return idna.encode(idna.decode(label)).decode("ascii") == label.lower()
+    except (idna.IDNAError, UnicodeError, ValueError):
+        return False
+
+
+def hostname_check(text: bytes) -> bool:
+    """The check where a host name with A-labels ends: every ``xn--`` label of the string ``text``
+    ends inside is an A-label (the automaton holds the rest of the name's rules)."""
+    name = current_string(text)
+    if name is None:
+        return False
+    return all(a_label_ok(label) for label in name.split(".") if label[:4].lower() == "xn--")
+
+
+def checked_names(label: str, most: int | None) -> tuple[Node, Callable[[bytes], bool]] | None:
+    """Host names of ``label``\\ s (a regex of the names' other labels) and at least one A-label,
+    at most ``most`` characters, with the check they need where the string ends; None without
+    ``idna`` (no A-labels then).
+
+    >>> node, check = checked_names("[a-z]{1,63}", 253); check is hostname_check
+    True
+    """
+    try:
+        import idna  # noqa: F401  (the check's decoder)
+    except ImportError:
+        return None
+    names = pattern_node(rf"(?:{label}\.)*{_A_LABEL}(?:\.(?:{label}|{_A_LABEL}))*", search=False)
+    if most is not None:
+        names = And((names, rep(Cls(ANY_CHAR), 0, most)))
+    return names, hostname_check
