@@ -11,6 +11,10 @@ matcher runs the checks on its own text for those nodes, once per step and only 
 them, and resolves a guarded state the moment a token ends in one (`LazyByteDFA.resolve`). What a
 deferred node leads to once decided is walked once per resolved state and kept.
 
+A check that fails further on than the next token can leave a matcher with nothing allowed (no
+automaton foresees it): the JSON checks sit where the text can still go on (a label can grow) but
+at its length limits.
+
 >>> from fsm.automata import Guard, LazyByteDFA, alt, lit, node_nfa, seq
 >>> from fsm.vocabulary import Vocabulary
 >>> v = Vocabulary([b"a", b"b", b"!", b"b!", None], eos_token_ids=[4])

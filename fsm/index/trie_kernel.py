@@ -240,7 +240,7 @@ def walk_row(
             chain_chars = trie.multibyte_share > MULTIBYTE_SHARE
         utf8 = 0 if labels_are_classes else 2 if chain_chars else 1
         while True:
-            st, masks, known, chars = _steps(steps, tbl, _guards(on_demand, tbl)[0])
+            st, masks, known, chars = _steps(steps, tbl, on_demand)
             q = _chain_to_expand(
                 tbl, bc, n_labels, state, st, masks, known, chars, utf8, flags, trie.max_depth
             )
@@ -288,9 +288,8 @@ def _view(dfa: ByteDFA, on_demand: OnDemand | None, labels_are_classes: bool):
 
 def _guards(on_demand: OnDemand | None, tbl: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The automaton's guard arrays (`LazyByteDFA.guard_arrays`), or none guarded."""
-    arrays = getattr(on_demand, "guard_arrays", None)
-    if arrays is not None:
-        return arrays
+    if getattr(on_demand, "has_guards", False):
+        return on_demand.guard_arrays  # type: ignore[union-attr]
     global _NO_GUARDS
     if len(_NO_GUARDS[0]) < len(tbl):  # read only: one pair shared by every walk
         n = max(len(tbl), 2 * len(_NO_GUARDS[0]))
@@ -301,12 +300,12 @@ def _guards(on_demand: OnDemand | None, tbl: np.ndarray) -> tuple[np.ndarray, np
 _NO_GUARDS = (np.full(1024, -1, np.int32), np.zeros(1024, np.bool_))
 
 
-def _steps(steps: Steps, tbl: np.ndarray, galt: np.ndarray):
+def _steps(steps: Steps, tbl: np.ndarray, on_demand: OnDemand | None):
     """``steps``' arrays for ``tbl``, guarded states marked as having no uniform step: a chain never
     runs through a state whose checks are still open."""
     st, masks, known, chars = steps.arrays(len(tbl))
-    guarded = galt[: len(known)] >= 0
-    if guarded.any():
+    if getattr(on_demand, "has_guards", False):
+        guarded = on_demand.guard_arrays[0][: len(known)] >= 0  # type: ignore[union-attr]
         known[guarded] = True
         st[guarded] = -1
     return st, masks, known, chars
@@ -319,10 +318,10 @@ def _rounds(dfa, trie, labels_are_classes, starts, steps, on_demand, deadline, b
     whole = trie.whole if not labels_are_classes else np.zeros(trie.n_nodes, np.bool_)
     starts_s, starts_n = starts
     n_out = 0
+    tbl, bc, n_labels, flags = _view(dfa, on_demand, labels_are_classes)
     while True:
-        tbl, bc, n_labels, flags = _view(dfa, on_demand, labels_are_classes)
         galt, gdead = _guards(on_demand, tbl)
-        st, masks, known, chars = _steps(steps, tbl, galt)
+        st, masks, known, chars = _steps(steps, tbl, on_demand)
         n_out, n_pend, n_def = _walk(
             tbl,
             flags,
@@ -368,6 +367,7 @@ def _rounds(dfa, trie, labels_are_classes, starts, steps, on_demand, deadline, b
         if deadline is not None:
             deadline.check("the token walk of a row")
         on_demand.ensure(starts_s)  # ensure drops repeats
+        tbl, flags = on_demand.table_buffer, on_demand.expanded_flags
         chars[chars == 3] = 0  # states whose characters waited on an expansion: try again
     return out_tok[:n_out].copy(), out_end[:n_out].copy()
 

@@ -53,7 +53,7 @@ DURATION = _duration(_N)
 def _label(most: int) -> str:
     """A hostname label of 1..``most`` letters, digits and inner hyphens, never with ``--`` as its 3rd
     and 4th characters (reserved for A-labels, ``xn--``: decoding their punycode is no automaton of a
-    useful size, see `idn`)."""
+    useful size, see `a_labels`)."""
     c, h = "[A-Za-z0-9]", "[A-Za-z0-9-]"
     return rf"{c}(?:{c}|{h}{c}|{h}{h}{c}|{h}(?:{c}{h}|-{c}){h}{{0,{most - 5}}}{c})?"
 
@@ -150,7 +150,7 @@ FORMATS: dict[str, str] = {
 
 # Exact mode with formats asserted (``JsonSchema(..., exact=True, assert_format=True)``): the RFC
 # grammars where they are regular. Leap seconds are accepted where UTC is 23:59:60, for offsets
-# with 0, 30 or 45 minutes; A-labels (``xn--``) are left out of hostnames (why: `idn`'s docstring).
+# with 0, 30 or 45 minutes; A-labels (``xn--``) are not in these languages: `checked_format` adds them.
 # ``idn-hostname`` and ``idn-email`` are `idn`'s subsets of IDNA2008 and RFC 6531 (see `format_node`).
 _SECFRAC = r"(?:\.[0-9]+)?"
 _OFFSET = rf"(?:[Zz]|[+-]{_HOUR}:[0-5][0-9])"

@@ -11,14 +11,15 @@ character below U+40000. A name with such a label has at most 3 labels (so its A
 253 octets), separated by any of the four IDNA full stops. An ``idn-email`` domain may also spell
 letters decomposed (``cafe\u0301``, `decomposed_labels`): validators read it in NFC.
 
-Left out (rejected although valid), because none is a finite automaton of a useful size:
+A-labels (``xn--``) are no automaton of a useful size either: every prefix of such a label has a
+future of its own (the digits are a number), so an automaton of them is one state per text read; a
+token row from inside one walks ~21,000 alphanumeric prefixes of SmolLM2's vocabulary (after
+``xn--``: ~12,000 live even with no basic code point), each state made with ~37 successors and a 1 KB
+table row: past 512 MB (``max_memory``) in the first row (measured with a block of text-keyed
+virtual states in the lazy DFA). Names of ASCII labels with A-labels are added by a text check where
+the string ends instead (`a_labels`). Left out (rejected although valid):
 
-- A-labels (``xn--``): valid when the punycode decodes to a valid U-label that encodes back to it.
-  Every prefix of such a label has a future of its own (the digits are a number), so an automaton
-  of them is one state per text read; a token row from inside one walks ~21,000 alphanumeric
-  prefixes of SmolLM2's vocabulary (after ``xn--``: ~12,000 live even with no basic code point),
-  each state made with ~37 successors and a 1 KB table row: past 512 MB (``max_memory``) in the
-  first row (measured with a block of text-keyed virtual states in the lazy DFA).
+- A-labels beside U-labels in one name.
 - U-labels over 9 characters: their A-label must fit 63 octets, and its length (deltas between
   code points, their positions, an adapting bias) is known only from the whole label, so an
   automaton would again key its states by the text, each over thousands of characters. The
