@@ -161,7 +161,11 @@ ROWS = [
     (
         "uniqueItems",
         P,
-        "true when items come from a finite set (emitted in a fixed order) or maxItems <= 1",
+        "true when items come from a finite set (emitted in a fixed order) or maxItems <= 1; in exact mode "
+        "over any items (not beside contains): a check of the text where each item ends that it differs "
+        "from the earlier ones (JSON equality: 1 = 1.0, members in any order), run by the matcher "
+        "(`fsm.json.unique_items`; to_dfa/to_regex refuse it; a generation can run out of tokens after "
+        "an item that cannot grow, such as a repeated true)",
         {"type": "array", "items": {"enum": [1, 2]}, "uniqueItems": True},
         "test_json_schema.py::test_contains_and_unique_items_on_finite_sets",
     ),

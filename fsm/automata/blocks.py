@@ -172,11 +172,14 @@ class Counters:
         self.units: dict = {}
         self.entries: list[tuple[int, int]] = []
         self.guards: dict[int, tuple[Callable[[bytes], bool], int]] = {}  # point -> (check, after)
+        self.required: dict[int, str] = {}  # point -> the keyword that needs its check run
 
-    def guard(self, point: int, check: Callable[[bytes], bool], after: int) -> None:
+    def guard(self, point: int, check: Callable[[bytes], bool], after: int, required_by: str | None) -> None:
         """Record guard point ``point`` (live when ``after`` is: an entry, as a block's is)."""
         self.guards[point] = (check, after)
         self.entries.append((point, after))
+        if required_by:
+            self.required[point] = required_by
 
     def add(self, block: CounterBlock) -> int:
         """Register ``block``; the id of its first virtual state."""

@@ -121,10 +121,13 @@ class Guard(Node):
     For what no automaton of a useful size can say (an A-label's punycode decodes to a valid
     U-label): the automaton holds a regular superset, and the matcher runs ``check`` where the text
     reaches the point (`fsm.index.guarded`). Only the lazy DFA runs it; every other construction
-    (character DFAs, products, regex text) leaves the branch through it out — a subset, never more.
+    (character DFAs, products, regex text) leaves the branch through it out — a subset, never more —
+    or, when ``required_by`` names a keyword (reading the check as failed would lose more than a
+    documented subset: ``uniqueItems`` arrays of one item at most), refuses with `UnsupportedSchema`.
     """
 
     check: Callable[[bytes], bool]
+    required_by: str | None = None
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..errors import SchemaTooComplex
+from ..errors import SchemaTooComplex, UnsupportedSchema
 from ..limits import DEFAULT_LIMITS, Deadline, Limits
 from .budget import EDGE_BYTES, NFA_STATE_BYTES, SET_BYTES, SET_MEMBER_BYTES, Budget
 from .byte_dfa import ByteDFA, equal_rows, merge_equal_states
@@ -405,7 +405,17 @@ class LazyByteDFA(GuardPoints):
         return ByteDFA(LazyTable(self), self.byte_class, self.initial, LazyFlags(self))
 
     def materialize(self) -> ByteDFA:
-        """Every state expanded, as a plain `ByteDFA` (identical rows merged, columns folded)."""
+        """Every state expanded, as a plain `ByteDFA` (identical rows merged, columns folded): a
+        guard point's check read as failed (`language.Guard`; refused where that is not allowed)."""
+        required = self._counters.required if self._counters is not None else {}
+        if required:
+            keyword = next(iter(required.values()))
+            raise UnsupportedSchema(
+                f"{keyword} is enforced by a check of the text the matcher runs, which a plain DFA "
+                "cannot hold: compile the spec into an index (fsm.compile) with a vocabulary that spells "
+                "every byte on its own",
+                keyword,
+            )
         self.expand_all()
         n = self.n_states
         self.budget.charge(n * (self.n_classes * 4 + 1) * 2, _WHAT)  # the copy, and the merged one

@@ -112,11 +112,13 @@ class NFA:
         if isinstance(node, AnyJson):
             return self._any_json(node, s)
         if isinstance(node, Guard):
+            if self.counters is None and node.required_by:
+                raise NotRegular(f"{node.required_by} needs a text check, which only the lazy DFA runs")
             e = self.new()  # a plain NFA leaves the branch out: nothing leads to ``e`` (see `Guard`)
             if self.counters is not None:
                 p = self.new()
                 self.eps[s].append(p)
-                self.counters.guard(p, node.check, e)
+                self.counters.guard(p, node.check, e, node.required_by)
             return e
         if isinstance(node, Ref):
             if self.calls is None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import UnsupportedSchema
 from .eliminate import as_plain
 from .escapes import encoded_char
 from .language import (
@@ -118,7 +119,7 @@ def to_regex(node: Node, deadline: Any = None) -> str:
                 parts.append(group(s) if loose else s)
             return "".join(parts)
         if isinstance(n, Alt):
-            if any(_guarded(i) for i in n.items):  # what regex text cannot test is left out
+            if any(_guarded(i) for i in n.items):  # what regex text cannot test is left out (`Guard`)
                 n = alt(*[i for i in n.items if not _guarded(i)])
                 if not isinstance(n, Alt):
                     return go(n)
@@ -142,13 +143,20 @@ def to_regex(node: Node, deadline: Any = None) -> str:
             return go(n.item)
         if isinstance(n, (And, Minus, Auto)):
             return go(as_plain(n))
+        if isinstance(n, Guard) and n.required_by:
+            raise UnsupportedSchema(
+                f"{n.required_by} is enforced by a check of the text the matcher runs, which regex text "
+                "cannot say: compile the spec into an index (fsm.compile)",
+                n.required_by,
+            )
         raise ValueError(f"{type(n).__name__} has no regex text")
 
     return go(node)
 
 
 def _guarded(node: Node) -> bool:
-    """Whether ``node`` is a branch through a `Guard` (a sequence holding one, as a value or not).
+    """Whether ``node`` is a branch through a `Guard` that may be left out (a sequence holding one,
+    as a value or not).
 
     >>> from fsm.automata import lit
     >>> _guarded(seq(lit("a"), Guard(bool))), _guarded(lit("a"))
@@ -156,7 +164,7 @@ def _guarded(node: Node) -> bool:
     """
     while isinstance(node, Val):
         node = node.item
-    return isinstance(node, Seq) and any(isinstance(it, Guard) for it in node.items)
+    return isinstance(node, Seq) and any(isinstance(it, Guard) and not it.required_by for it in node.items)
 
 
 def _quantifier(lo: int, hi: int | None) -> str:

@@ -102,8 +102,9 @@ class GuardedDfaIndex(LazyDfaIndex):
     def initial_state(self) -> int:
         return self.resolve(self.dfa.initial, b"")
 
-    def resolve(self, state: int, text: bytes) -> int:
-        """``state``, or the state guarded ``state`` stands for after ``text`` (-1: none).
+    def resolve(self, state: int, text: bytes, seen: dict | None = None) -> int:
+        """``state``, or the state guarded ``state`` stands for after ``text`` (-1: none); ``seen``
+        keeps the checks' results by (check, text) across the calls of one step.
 
         >>> from fsm.automata import Guard, LazyByteDFA, lit, node_nfa, seq
         >>> from fsm.vocabulary import Vocabulary
@@ -113,12 +114,13 @@ class GuardedDfaIndex(LazyDfaIndex):
         """
         if not self.lazy.is_guarded(state):
             return state
-        seen: dict[Callable[[bytes], bool], bool] = {}
+        seen = {} if seen is None else seen  # (check, text) -> passed: shared by a step's nodes
 
         def passes(check: Callable[[bytes], bool]) -> bool:
-            if check not in seen:
-                seen[check] = bool(check(text))
-            return seen[check]
+            key = (check, text)
+            if key not in seen:
+                seen[key] = bool(check(text))
+            return seen[key]
 
         with self._lock:
             return self.lazy.resolve(state, passes)
@@ -132,25 +134,25 @@ class GuardedDfaIndex(LazyDfaIndex):
             return _NONE, _NONE
         toks: list[np.ndarray] = []
         ends: list[np.ndarray] = []
-        self._settle(d, text, toks, ends)
+        self._settle(d, text, toks, ends, {})
         if not toks:
             return _NONE, _NONE
         tok, end = np.concatenate(toks), np.concatenate(ends)
         order = np.argsort(tok, kind="stable")
         return tok[order].astype(np.int32), end[order].astype(np.int32)
 
-    def _settle(self, d: Deferred, text: bytes, toks: list, ends: list) -> None:
+    def _settle(self, d: Deferred, text: bytes, toks: list, ends: list, seen: dict) -> None:
         trie = kernels().vocabulary_preorder(self.vocabulary)
         for g, j, kind in zip(d.states.tolist(), d.nodes.tolist(), d.kinds.tolist(), strict=True):
             head = self._path(trie, j)  # the token bytes through node j
             if kind == 1:
-                if self.resolve(g, text + head) >= 0:
+                if self.resolve(g, text + head, seen) >= 0:
                     a = int(trie.tok_start[j])
                     ids = trie.tok_ids[a : a + int(trie.tok_count[j])]
                     toks.append(ids)
                     ends.append(np.full(len(ids), g, dtype=np.int32))
                 continue
-            r = self.resolve(g, text + head[:-1])
+            r = self.resolve(g, text + head[:-1], seen)
             if r < 0:
                 continue
             tok, end, nested = self._walk_below(r, j)
@@ -158,7 +160,7 @@ class GuardedDfaIndex(LazyDfaIndex):
                 toks.append(tok)
                 ends.append(end)
             if nested is not None:
-                self._settle(nested, text, toks, ends)
+                self._settle(nested, text, toks, ends, seen)
 
     def _path(self, trie, j: int) -> bytes:
         """The bytes from the trie's root through node ``j`` (a prefix of any token below it)."""

@@ -1,24 +1,26 @@
 """Array languages: ``prefixItems``/``items``/``additionalItems``, ``min``/``maxItems``, ``contains``
 (with ``minContains``, and ``maxContains`` where the ``contains`` schema has an exact negation) and
-``uniqueItems`` over a finite item set.
+``uniqueItems`` over a finite item set (in exact mode over any items: `unique_items`).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from ..automata import EMPTY, NEVER, Members, Node, Val, lit, opt, rep, seq
+from ..automata import EMPTY, NEVER, Guard, Members, Node, Val, lit, opt, rep, seq
 from ..errors import SchemaError
 from .context import Context, Loc
 from .keywords import count, sees
 from .negation import NO_NEGATION, negation
+from .unique_items import unique_check
 from .values import finite_values
 
 _CONTAINS_KW = ("contains", "minContains", "maxContains")
 
 
-def array_language(t: Context, schemas: list[Loc], depth: int) -> Node:
-    """The arrays valid against every schema in ``schemas`` (already flattened)."""
+def array_language(t: Context, schemas: list[Loc], depth: int, item_check: Guard | None = None) -> Node:
+    """The arrays valid against every schema in ``schemas`` (already flattened); ``item_check``
+    after every item (`unique_items`)."""
     prefixes, rests = _item_locs(t, schemas)
     min_i = max(
         [count(f.schema["minItems"], "minItems", f) for f in schemas if "minItems" in f.schema] or [0]
@@ -58,6 +60,9 @@ def array_language(t: Context, schemas: list[Loc], depth: int) -> Node:
     else:
         rest = NEVER
         k_hi = 0
+    if item_check is not None:
+        elems = [seq(e, item_check) for e in elems]
+        rest = seq(rest, item_check)
     if n < min_i and rest == NEVER:
         return NEVER
     body = _elements(elems, rest, k_hi, lit(t.layout.sep(depth)), max(min_i, 1))
@@ -131,23 +136,22 @@ def _elements(elems: list[Node], rest: Node, k_hi: int | None, sep: Node, min_co
 
 
 def _unique_array(t: Context, schemas, prefixes, rest_locs, min_i, max_i, depth) -> Node:
-    """uniqueItems over a finite item set: the items in a fixed order, each at most once."""
-    loc = next(f for f in schemas if f.schema.get("uniqueItems") is True)
-    if any(prefixes) or not rest_locs:
-        t.unsupported("uniqueItems", loc, "enforced only for items drawn from a finite set (enum/const)")
-        return array_language(
-            t,
-            [replace(f, schema={k: v for k, v in f.schema.items() if k != "uniqueItems"}) for f in schemas],
-            depth,
-        )
-    values = finite_values(t, rest_locs)
+    """uniqueItems over a finite item set: the items in a fixed order, each at most once; over
+    others, in exact mode, a check after each item (`unique_items`)."""
+    values = None if any(prefixes) or not rest_locs else finite_values(t, rest_locs)
     if values is None:
-        t.unsupported("uniqueItems", loc, "enforced only for items drawn from a finite set (enum/const)")
-        return array_language(
-            t,
-            [replace(f, schema={k: v for k, v in f.schema.items() if k != "uniqueItems"}) for f in schemas],
-            depth,
+        plain = [
+            replace(f, schema={k: v for k, v in f.schema.items() if k != "uniqueItems"}) for f in schemas
+        ]
+        if t.policy.exact and not t.regex_text and not any("contains" in f.schema for f in schemas):
+            return array_language(t, plain, depth, Guard(unique_check, required_by="uniqueItems"))
+        loc = next(f for f in schemas if f.schema.get("uniqueItems") is True)
+        t.unsupported(
+            "uniqueItems",
+            loc,
+            "enforced only for items drawn from a finite set (enum/const), or in exact mode",
         )
+        return array_language(t, plain, depth)
     items = tuple((lit(t.layout.dump(v, depth + 1)), 0, 1) for v in values)
     if len(items) < min_i:
         return NEVER
