@@ -1,5 +1,6 @@
-r"""Host names with A-labels (``xn--``) in exact mode: an automaton of their letters and a text check
-where the string ends (`fsm.automata.Guard`), instead of leaving them out.
+r"""Host names with A-labels (``xn--``) in exact mode, and ``idn-hostname`` names with long U-labels:
+an automaton of their letters and a text check where the string ends (`fsm.automata.Guard`),
+instead of leaving them out.
 
 An A-label is valid when its punycode decodes to a valid U-label (IDNA2008: code points, context
 rules, Bidi, NFC) that encodes back to it (RFC 5890 2.3.2.1). As an automaton, every prefix of the
@@ -73,6 +74,45 @@ def hostname_check(text: bytes) -> bool:
     if name is None:
         return False
     return all(a_label_ok(label) for label in name.split(".") if label[:4].lower() == "xn--")
+
+
+# a character of an internationalized label: lowercase LDH or non-ASCII, no IDNA full stop
+_U_CHAR = "[-a-z0-9\u00a0-\u3001\u3003-\ud7ff\ue000-\uff0d\uff0f-\uff60\uff62-\U0010ffff]"
+_U_SEP = "[.\u3002\uff0e\uff61]"
+
+
+def idn_hostname_check(text: bytes) -> bool:
+    """The check where an ``idn-hostname`` with an A-label or a long U-label ends: the ``idna``
+    package encodes the string ``text`` ends inside (what ``jsonschema`` checks the format with:
+    every label's code points, context and Bidi rules, A-labels decoded, 63 octets a label once
+    encoded, 253 in all)."""
+    import idna  # present whenever `checked_idn_names` gave the automaton this check
+
+    name = current_string(text)
+    if name is None:
+        return False
+    try:
+        idna.encode(name)
+    except (idna.IDNAError, UnicodeError, ValueError):
+        return False
+    return True
+
+
+def checked_idn_names() -> tuple[Node, Callable[[bytes], bool]] | None:
+    """``idn-hostname`` names with an A-label or a U-label of 10 to 63 characters (whose A-label's
+    length only its punycode tells), any IDNA full stop, with `idn_hostname_check`; None without
+    ``idna``.
+
+    >>> node, check = checked_idn_names(); check(b'"' + ("παράδειγμα" * 2).encode() + b".com")
+    True
+    """
+    try:
+        import idna  # noqa: F401  (the check's encoder)
+    except ImportError:
+        return None
+    label = f"{_U_CHAR}{{1,63}}"
+    rx = f"(?:{label}{_U_SEP})*(?:{_U_CHAR}{{10,63}}|{_A_LABEL})(?:{_U_SEP}{label})*"
+    return pattern_node(rx, search=False), idn_hostname_check
 
 
 def checked_names(label: str, most: int | None) -> tuple[Node, Callable[[bytes], bool]] | None:

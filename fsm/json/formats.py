@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..automata import ANY_CHAR, And, Cls, Node, rep
-from .a_labels import checked_names
+from .a_labels import checked_idn_names, checked_names
 from .idn import idn_email, idn_hostname
 from .patterns import pattern_node
 from .regex_format import regex_format
@@ -213,14 +213,16 @@ def checked_format(
 ) -> tuple[Node, Callable[[bytes], bool]] | None:
     """What format ``name`` admits beyond `format_node`'s language that needs a check of the text
     where the string ends (a `fsm.automata.Guard`), with that check: with ``rfc``, host names with
-    A-labels (`a_labels`). None for the other formats, and for regex ``text`` (it has no checks).
+    A-labels, ``idn-hostname`` names also with U-labels of 10 to 63 characters (`a_labels`). None for the other formats, and for regex ``text`` (it has no checks).
 
     >>> checked_format("hostname") is None, checked_format("hostname", rfc=True) is not None
     (True, True)
     """
     if not rfc or text or name not in ("hostname", "host-name", "idn-hostname"):
         return None
-    return checked_names(_LABEL_RFC, _MAX_LENGTH.get(name, 253))
+    if name == "idn-hostname":
+        return checked_idn_names()
+    return checked_names(_LABEL_RFC, _MAX_LENGTH[name])
 
 
 def format_node(name: str, rfc: bool = False, text: bool = False) -> Node | None:

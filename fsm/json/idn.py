@@ -16,14 +16,12 @@ future of its own (the digits are a number), so an automaton of them is one stat
 token row from inside one walks ~21,000 alphanumeric prefixes of SmolLM2's vocabulary (after
 ``xn--``: ~12,000 live even with no basic code point), each state made with ~37 successors and a 1 KB
 table row: past 512 MB (``max_memory``) in the first row (measured with a block of text-keyed
-virtual states in the lazy DFA). Names of ASCII labels with A-labels are added by a text check where
-the string ends instead (`a_labels`). Left out (rejected although valid):
+virtual states in the lazy DFA). Nor are U-labels over 9 characters: their A-label must fit 63
+octets, and its length (deltas between code points, their positions, an adapting bias) is known
+only from the whole label (the suite's 52-letter Greek label encodes to exactly 63). `a_labels` adds
+the names with either by a text check where the string ends (the ``idna`` package's encoding).
+Left out (rejected although valid):
 
-- A-labels beside U-labels in one name.
-- U-labels over 9 characters: their A-label must fit 63 octets, and its length (deltas between
-  code points, their positions, an adapting bias) is known only from the whole label, so an
-  automaton would again key its states by the text, each over thousands of characters. The
-  suite's 52-letter Greek label encodes to exactly 63.
 - other combining marks in U-labels (NFC needs what composes with what).
 
 The tables come from the ``idna`` package (what ``jsonschema`` checks ``idn-hostname`` with);

@@ -112,3 +112,20 @@ def test_random_walks_finish_on_valid_names(pattern, vocab):
         labels = [x for x in name.split(".") if x[:4].lower() == "xn--"]
         assert all(a_label_ok(x) for x in labels), name
     assert names or pattern, "no walk finished"
+
+
+IDN_BYTES = _index({"format": "idn-hostname"}, BYTES)
+LONG_PIECES = ["a", "z", "0", "-", "é", "ü", "ß", "α", "π", "실", "例", "א", "ب", "\u0301", "·", "."]
+
+
+@settings(max_examples=150, deadline=None)
+@given(label=st.lists(st.sampled_from(LONG_PIECES[:-1]), min_size=10, max_size=40).map("".join),
+       rest=st.sampled_from(["", ".com", ".xn--9t4b11yi5a", "。例", ".a-b"]))  # fmt: skip
+def test_long_u_labels_are_accepted_exactly_when_idna_encodes_them(label, rest):
+    name = label + rest
+    try:
+        idna.encode(name)
+        valid = True
+    except (idna.IDNAError, UnicodeError, ValueError):
+        valid = False
+    assert accepts(IDN_BYTES, json.dumps(name, ensure_ascii=False)) == valid, name
