@@ -1,3 +1,4 @@
+# ruff: noqa: RUF001  (the point of these names is their non-ASCII letters)
 """Host names with A-labels (``xn--``) in exact mode (`fsm.json.a_labels`): the official suite's
 A-label cases of ``hostname`` and ``idn-hostname`` (draft 2020-12) as the suite says, under the
 real tokenizer and byte by byte; random punycode labels accepted exactly when they decode to a
