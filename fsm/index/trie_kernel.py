@@ -305,9 +305,11 @@ def _steps(steps: Steps, tbl: np.ndarray, on_demand: OnDemand | None):
     runs through a state whose checks are still open."""
     st, masks, known, chars = steps.arrays(len(tbl))
     if getattr(on_demand, "has_guards", False):
-        guarded = on_demand.guard_arrays[0][: len(known)] >= 0  # type: ignore[union-attr]
-        known[guarded] = True
-        st[guarded] = -1
+        galt = on_demand.guard_arrays[0]  # type: ignore[union-attr]
+        n = min(len(galt), len(known))  # the buffers grow apart: states exist below both lengths
+        guarded = galt[:n] >= 0
+        known[:n][guarded] = True
+        st[:n][guarded] = -1
     return st, masks, known, chars
 
 
