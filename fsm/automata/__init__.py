@@ -21,7 +21,7 @@ Modules, bottom layer first (each imports only modules listed above it):
 - `build`: a tree's automaton under limits (`node_nfa`, `trimmed_nfa`, `node_to_dfa`).
 - `eliminate`: character DFA -> plain tree (state elimination); `regex_text`: tree -> regex text.
 - `estimate`: a tree's expanded size before anything is built (`expansion_size`, `check_expansion`,
-  `largest_part`).
+  `largest_part`, `shared_expansion_size`: with repeated subtrees built once).
 - `shared`: values a tree holds in several places as rules; `pushdown`: the pushdown automaton
   for recursive rules.
 
@@ -35,7 +35,7 @@ from .budget import Budget
 from .build import node_nfa, node_to_dfa
 from .byte_dfa import ByteDFA, codepoint_ranges_between, finish_dfa, utf8_sequences
 from .char_dfa import CharDFA, complement_dfa, minimize_dfa, trim_dfa
-from .estimate import Expansion, check_expansion, expansion_size, largest_part
+from .estimate import Expansion, check_expansion, expansion_size, largest_part, shared_expansion_size
 from .language import (
     EMPTY,
     NEVER,
@@ -156,6 +156,7 @@ __all__ = [
     "regex_node",
     "rep",
     "seq",
+    "shared_expansion_size",
     "small_dfa",
     "to_python_syntax",
     "to_regex",

@@ -49,6 +49,7 @@ from ..automata import (
     largest_part,
     node_nfa,
     pushdown_dfa,
+    shared_expansion_size,
 )
 from ..errors import GrammarError, SchemaTooComplex, SpecError, SpecTooComplex, UnsupportedSchema
 from ..grammar import Grammar
@@ -77,8 +78,9 @@ def compile_index(spec: Any, vocab: Vocabulary, limits: Limits | None = None) ->
     tree = spec.tree()
     too_big = _estimate(tree, spec.parts, limits)
     if too_big is not None:
-        # refused before the NFA: as rules ($refs not expanded) it may still be small
-        if not _has_refs(spec) or spec.indent is not None:
+        # refused before the NFA: as rules ($refs not expanded, a subschema written out at each of
+        # its uses built once) it may still be small
+        if spec.indent is not None or not (_has_refs(spec) or _small_as_rules(tree, limits)):
             raise too_big
         try:
             return _via_pushdown(spec, vocab, limits, deadline, left, ng)
@@ -122,6 +124,12 @@ def compile_index(spec: Any, vocab: Vocabulary, limits: Limits | None = None) ->
 def _has_refs(spec: Any) -> bool:
     """Whether the schema uses ``$ref`` (without, its one rule is its tree: no smaller as rules)."""
     return '"$ref"' in json.dumps(spec.schema)
+
+
+def _small_as_rules(tree: Node, limits: Limits) -> bool:
+    """Whether ``tree`` with each subtree it repeats built once is within the estimate's budget: a
+    bundled schema (its ``$ref``s inlined before it reached us) is the same subschema many times."""
+    return shared_expansion_size(tree) <= EXPANSION_FACTOR * limits.max_regex_positions
 
 
 def _estimate(tree: Node, parts: dict[int, tuple[Node, str]], limits: Limits) -> SchemaTooComplex | None:
