@@ -29,6 +29,7 @@ from .byte_dfa import ByteDFA, equal_rows, merge_equal_states
 from .byte_dfa import utf8_sequences as _utf8_sequences
 from .lazy_views import LazyFlags, LazyTable
 from .ranges import disjoint, overlay
+from .spelling import spelled_to_the_end
 
 _WHAT = "the automaton"
 
@@ -351,32 +352,11 @@ class LazyByteDFA:
         return self._accepting[: self.n_states]
 
     def spellable(self, single_bytes: np.ndarray) -> bool:
-        """True when every NFA edge can be taken by some byte that is a token by itself.
-
-        Then from every state an accepting path of single-byte tokens exists, so a lazily computed
-        token row never leads into a token-level dead end.
-        """
-        ok = np.zeros(256, dtype=bool)
-        ok[single_bytes] = True
-        if not ok[0x80:0xC0].all():
-            return False  # a continuation byte that is no token: let the eager index prune
-        prefix = np.concatenate([[0], np.cumsum(ok)]).tolist()
-
-        def lead(c: int) -> int:
-            return chr(c).encode("utf-8", "surrogatepass")[0]
-
-        rows = list(self._char_trans)
-        if self._counters is not None:
-            rows.append(list(self._counters.all_edges()))
-        # the distinct ranges only: a big schema's NFA repeats a few classes over thousands of edges
-        for lo, hi in {(e[0], e[1]) for edges in rows for e in edges}:
-            a, b = (lo, hi) if hi < 0x80 else (lo, 0x7F) if lo < 0x80 else (lead(lo), lead(hi))
-            spell = prefix[b + 1] > prefix[a]
-            if not spell and lo < 0x80 <= hi:
-                spell = prefix[lead(hi) + 1] > prefix[lead(0x80)]
-            if not spell:
-                return False
-        return True
+        """True when from every state an accepting path of single-byte tokens exists
+        (`spelling.spelled_to_the_end`), so a lazily computed token row never leads into a
+        token-level dead end."""
+        nfa = (self._char_trans, self._eps, self._final, self._counters, self._calls)
+        return spelled_to_the_end(*nfa, single_bytes, self.budget.deadline)
 
     # -- views ---------------------------------------------------------------------------------------
     def as_byte_dfa(self) -> ByteDFA:
