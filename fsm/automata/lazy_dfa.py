@@ -25,6 +25,7 @@ import numpy as np
 from ..errors import SchemaTooComplex
 from ..limits import DEFAULT_LIMITS, Deadline, Limits
 from .budget import EDGE_BYTES, NFA_STATE_BYTES, SET_BYTES, SET_MEMBER_BYTES, Budget
+from .byte_classes import ClassCuts
 from .byte_dfa import ByteDFA, equal_rows, merge_equal_states
 from .byte_dfa import utf8_sequences as _utf8_sequences
 from .lazy_views import LazyFlags, LazyTable
@@ -71,8 +72,11 @@ class LazyByteDFA:
         self._eps: list = list(eps)
         self._chains: dict[tuple, int] = {}
         self._chain_keys: list[tuple] = []  # (byte ranges, target) of chain state len(trans) + i
-        self.byte_class = np.arange(256, dtype=np.int32)
-        self.n_classes = 256
+        # bytes no edge tells apart share a column: most states made are never expanded, yet each
+        # has a row (`byte_classes`)
+        self._cuts = ClassCuts.of_edges(trans, counters)
+        self.byte_class = self._cuts.byte_class
+        self.n_classes = self._cuts.n_classes
         self._final = final
         # State sets are kept as sorted tuples of ints, never as frozensets: a tuple of ints drops out
         # of the garbage collector's view at its first collection, a frozenset is walked by every
@@ -96,9 +100,10 @@ class LazyByteDFA:
         key = (seq, t)
         q = self._chains.get(key)
         if q is None:
-            nxt = self._chain(seq[1:], t)
             q = len(self._btrans)
-            self._btrans.append(((seq[0][0], seq[0][1], nxt),))
+            # its edge, and the state after it, made when an expansion first reads it: a string
+            # block's every count has its own chains, most never entered past the lead byte
+            self._btrans.append(None)
             self._eps.append(())
             self._chains[key] = q
             self._chain_keys.append(key)
@@ -116,6 +121,10 @@ class LazyByteDFA:
                 )
             return out
         out = self._btrans[q] if q >= 0 else self._vbtrans.get(q)
+        if out is None and q >= len(self._char_trans):  # inside a character
+            seq, t = self._chain_keys[q - len(self._char_trans)]
+            out = self._btrans[q] = ((seq[0][0], seq[0][1], self._chain(seq[1:], t)),)
+            return out
         if out is None:
             edges = []
             for lo, hi, t in self._char_trans[q] if q >= 0 else self._counters.edges(q):
@@ -236,18 +245,21 @@ class LazyByteDFA:
         if len(ev) == 1:
             lo, hi, t = ev[0]
             tgt = self._state_of_one(t)  # may grow (reallocate) the table: index it after
-            self._table[d, lo : hi + 1] = tgt
+            a, b = self._cuts.columns(lo, hi)
+            self._table[d, a:b] = tgt
         elif ev:
             ev.sort()
             if disjoint(ev):  # most rows: each byte goes to one NFA state, no overlay to cut
                 for lo, hi, t in ev:
                     tgt = self._state_of_one(t)
-                    self._table[d, lo : hi + 1] = tgt
+                    a, b = self._cuts.columns(lo, hi)
+                    self._table[d, a:b] = tgt
                 self._expanded[d] = True
                 return
             for x, y, targets in overlay(ev):
                 tgt = self._state_of(targets)  # may grow (reallocate) the table: index it after
-                self._table[d, x : y + 1] = tgt
+                a, b = self._cuts.columns(x, y)
+                self._table[d, a:b] = tgt
         self._expanded[d] = True
 
     def ensure(self, rows) -> None:
