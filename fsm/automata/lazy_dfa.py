@@ -107,7 +107,7 @@ class LazyByteDFA:
             self._eps.append(())
             self._chains[key] = q
             self._chain_keys.append(key)
-            self.budget.charge(NFA_STATE_BYTES + EDGE_BYTES, _WHAT)
+            self.budget.charge(NFA_STATE_BYTES, _WHAT)
         return q
 
     def _byte_edges(self, q: int) -> tuple[tuple[int, int, int], ...]:
@@ -124,6 +124,7 @@ class LazyByteDFA:
         if out is None and q >= len(self._char_trans):  # inside a character
             seq, t = self._chain_keys[q - len(self._char_trans)]
             out = self._btrans[q] = ((seq[0][0], seq[0][1], self._chain(seq[1:], t)),)
+            self.budget.charge(EDGE_BYTES, _WHAT)
             return out
         if out is None:
             edges = []
@@ -219,7 +220,7 @@ class LazyByteDFA:
         return d
 
     def _grow(self) -> None:
-        cap = len(self._accepting) * 2
+        cap = len(self._accepting) * 3 // 2  # not twice: the last growth's spare rows are most of a big table
         # the new rows, and the old table while it is copied
         self.budget.charge((cap - len(self._accepting)) * (self.n_classes * 4 + 2), _WHAT)
         table = np.full((cap, self.n_classes), -1, dtype=np.int32)

@@ -23,7 +23,7 @@ VOCAB = fsm.Vocabulary(
 def test_a_long_string_walk_fits_a_memory_budget_256_columns_did_not():
     """Each count of a ``maxLength`` string is a state of its own, and the walk makes the states
     of every token from each: ~24,000 states, few expanded. With 256 columns their rows alone
-    took 33 MB (and the budget tripped at 32 MB); with 54 classes the whole DFA takes 23 MB."""
+    took 33 MB (and the budget tripped at 32 MB); with 54 classes the whole DFA takes 21 MB."""
     schema = {
         "type": "object",
         "properties": {"name": {"type": "string", "maxLength": 5000}, "id": {"type": "integer"}},
