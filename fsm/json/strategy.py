@@ -11,6 +11,9 @@ the schema, the vocabulary             the index
 =====================================  ==============================================================
 regular (no recursive ``$ref``)        the NFA (at most 100,000 states) run as a lazily determinized
                                        byte DFA: `LazyDfaIndex`
+... its tree over 20 x the estimate     the pushdown path below when it has ``$ref``s or its repeated
+budget (`expansion_size`)              subtrees, each built once, fit (`shared_expansion_size`: a
+                                       bundled schema's inlined ``$ref``s); else refused unbuilt
 ... its NFA passes 100,000 states      the pushdown path below (each ``$ref`` one rule), if compact,
                                        the state budget was the one hit and under half the seconds
                                        are spent; if that path fails too, the original error
