@@ -11,7 +11,7 @@ the schema, the vocabulary             the index
 =====================================  ==============================================================
 regular (no recursive ``$ref``)        the NFA (at most 100,000 states) run as a lazily determinized
                                        byte DFA: `LazyDfaIndex`
-... its tree over 20 x the estimate     the pushdown path below when it has ``$ref``s or its repeated
+... its tree over 20 x the estimate    the pushdown path below when it has ``$ref``s or its repeated
 budget (`expansion_size`)              subtrees, each built once, fit (`shared_expansion_size`: a
                                        bundled schema's inlined ``$ref``s); else refused unbuilt
 ... its NFA passes 100,000 states      the pushdown path below (each ``$ref`` one rule), if compact,
