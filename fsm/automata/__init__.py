@@ -16,14 +16,15 @@ Modules, bottom layer first (each imports only modules listed above it):
   construction, complement, trim, product, difference with words; `boolean_dfa`: and, or, not and
   exactly-one of character DFAs, each result minimized.
 - `blocks`: virtual NFA states (counter and product blocks); `liveness`: which NFA states can
-  still finish; `lazy_dfa`: the lazily determinized byte DFA.
+  still finish; `spelling`: whether single-byte tokens finish from every state; `byte_classes`:
+  the lazy DFA's columns; `lazy_dfa`: the lazily determinized byte DFA.
 - `nfa`: the Thompson NFA of a tree, and small character DFAs through it (`small_dfa`).
 - `build`: a tree's automaton under limits (`node_nfa`, `trimmed_nfa`, `node_to_dfa`).
 - `eliminate`: character DFA -> plain tree (state elimination); `regex_text`: tree -> regex text.
+- `shared`: values a tree holds in several places as rules (equal subtrees made one first).
 - `estimate`: a tree's expanded size before anything is built (`expansion_size`, `check_expansion`,
-  `largest_part`).
-- `shared`: values a tree holds in several places as rules; `pushdown`: the pushdown automaton
-  for recursive rules.
+  `largest_part`, `shared_expansion_size`: with repeated subtrees built once).
+- `pushdown`: the pushdown automaton for recursive rules.
 
 May import only `fsm.errors`, `fsm.limits` and itself: the spec front ends (`fsm.regex`, `fsm.json`,
 `fsm.grammar`) build on this package, never the other way round.
@@ -35,7 +36,7 @@ from .budget import Budget
 from .build import node_nfa, node_to_dfa
 from .byte_dfa import ByteDFA, codepoint_ranges_between, finish_dfa, utf8_sequences
 from .char_dfa import CharDFA, complement_dfa, minimize_dfa, trim_dfa
-from .estimate import Expansion, check_expansion, expansion_size, largest_part
+from .estimate import Expansion, check_expansion, expansion_size, largest_part, shared_expansion_size
 from .language import (
     EMPTY,
     NEVER,
@@ -158,6 +159,7 @@ __all__ = [
     "regex_node",
     "rep",
     "seq",
+    "shared_expansion_size",
     "small_dfa",
     "to_python_syntax",
     "to_regex",

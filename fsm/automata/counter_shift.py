@@ -18,8 +18,8 @@ every count of that block.
 
 >>> from fsm.automata import LazyByteDFA, cls, lit, node_nfa, rep, seq
 >>> lazy = LazyByteDFA(*node_nfa(seq(rep(cls((97, 98)), 0, 500), lit("!"))))
->>> lazy.ensure(lazy.initial); s1 = int(lazy.table_buffer[lazy.initial, 97])
->>> lazy.ensure(s1); s2 = int(lazy.table_buffer[s1, 97])
+>>> lazy.ensure(lazy.initial); s1 = int(lazy.table_buffer[lazy.initial, lazy.byte_class[97]])
+>>> lazy.ensure(s1); s2 = int(lazy.table_buffer[s1, lazy.byte_class[97]])
 >>> k1, k2 = shift_class(lazy, s1, 8), shift_class(lazy, s2, 8)
 >>> k1[0] == k2[0], k2[2] - k1[2], shifted(lazy, s1, k1[1], 1) == s2
 (True, 1, True)
@@ -103,7 +103,7 @@ class Shifts:
 
     >>> from fsm.automata import cls, lit, node_nfa, rep, seq
     >>> lazy = LazyByteDFA(*node_nfa(seq(rep(cls((97, 98)), 0, 500), lit("!"))))
-    >>> lazy.ensure(lazy.initial); s1 = int(lazy.table_buffer[lazy.initial, 97])
+    >>> lazy.ensure(lazy.initial); s1 = int(lazy.table_buffer[lazy.initial, lazy.byte_class[97]])
     >>> Shifts(lazy).moved(s1, shift_class(lazy, s1, 8)[1], 2) == shifted(lazy, s1, 0, 2)
     True
     """

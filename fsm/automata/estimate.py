@@ -23,6 +23,7 @@ from ..errors import SpecTooComplex
 from ..limits import Limits
 from .language import Alt, And, AnyJson, Auto, Cls, Enc, Lit, Members, Minus, Node, Ref, Rep, Seq, Val
 from .regex_text import to_regex
+from .shared import intern_nodes, repeated
 
 _COUNTER_MIN = 24  # as in `nfa`: a repeat with this many optional copies may become a counter block
 _UNIT_MAX = 64  # ... when its item is this small
@@ -65,6 +66,26 @@ def expansion_size(node: Node, nfa: bool = False) -> int:
     est = _Estimator(None)
     est.counters_anywhere = nfa
     return est.size(node, False)
+
+
+def shared_expansion_size(node: Node) -> int:
+    """`expansion_size` (``nfa=True``) of ``node`` with every subtree it holds in several places
+    built once (each place a call of it, one position): the size of the tree as the rules of a
+    pushdown automaton (`shared.share_values`), where equal subschemas written out at each use (a
+    bundled schema, its ``$ref``s inlined) are one rule.
+
+    >>> from fsm.automata import alt, lit, rep, seq
+    >>> word = lambda: alt(*[lit(f"w{i:03}") for i in range(100)])
+    >>> tree = seq(*[rep(seq(word(), lit(str(i))), 0, 3) for i in range(50)])
+    >>> expansion_size(tree, nfa=True), shared_expansion_size(tree)
+    (60270, 820)
+    """
+    root, _ = intern_nodes(node, {})
+    once = repeated([root], (Seq, Alt, Members, Rep, Val))
+    est = _Estimator(None)
+    est.counters_anywhere = True
+    est.once = set(once)
+    return est.size(root, False) + sum(est._size(n, False) for n in once.values())
 
 
 def check_expansion(node: Node, limits: Limits, what: str) -> Expansion:
@@ -122,8 +143,11 @@ class _Estimator:
         self.culprit: Node | None = None
         self.largest: Node | None = None
         self.counters_anywhere = False  # a nested long repeat of a small item is a counter block too
+        self.once: set[int] = set()  # subtrees built once, elsewhere: a call here
 
     def size(self, node: Node, nested: bool) -> int:
+        if id(node) in self.once:
+            return 1
         key = (id(node), nested)
         n = self._memo.get(key)
         if n is not None:

@@ -25,11 +25,13 @@ import numpy as np
 from ..errors import SchemaTooComplex, UnsupportedSchema
 from ..limits import DEFAULT_LIMITS, Deadline, Limits
 from .budget import EDGE_BYTES, NFA_STATE_BYTES, SET_BYTES, SET_MEMBER_BYTES, Budget
+from .byte_classes import ClassCuts
 from .byte_dfa import ByteDFA, equal_rows, merge_equal_states
 from .byte_dfa import utf8_sequences as _utf8_sequences
 from .guard_points import GuardPoints
 from .lazy_views import LazyFlags, LazyTable
 from .ranges import disjoint, overlay
+from .spelling import spelled_to_the_end
 
 _WHAT = "the automaton"
 
@@ -71,8 +73,11 @@ class LazyByteDFA(GuardPoints):
         self._eps: list = list(eps)
         self._chains: dict[tuple, int] = {}
         self._chain_keys: list[tuple] = []  # (byte ranges, target) of chain state len(trans) + i
-        self.byte_class = np.arange(256, dtype=np.int32)
-        self.n_classes = 256
+        # bytes no edge tells apart share a column: most states made are never expanded, yet each
+        # has a row (`byte_classes`)
+        self._cuts = ClassCuts.of_edges(trans, counters)
+        self.byte_class = self._cuts.byte_class
+        self.n_classes = self._cuts.n_classes
         self._final = final
         # State sets are kept as sorted tuples of ints, never as frozensets: a tuple of ints drops out
         # of the garbage collector's view at its first collection, a frozenset is walked by every
@@ -102,13 +107,14 @@ class LazyByteDFA(GuardPoints):
         key = (seq, t)
         q = self._chains.get(key)
         if q is None:
-            nxt = self._chain(seq[1:], t)
             q = len(self._btrans)
-            self._btrans.append(((seq[0][0], seq[0][1], nxt),))
+            # its edge, and the state after it, made when an expansion first reads it: a string
+            # block's every count has its own chains, most never entered past the lead byte
+            self._btrans.append(None)
             self._eps.append(())
             self._chains[key] = q
             self._chain_keys.append(key)
-            self.budget.charge(NFA_STATE_BYTES + EDGE_BYTES, _WHAT)
+            self.budget.charge(NFA_STATE_BYTES, _WHAT)
         return q
 
     def _byte_edges(self, q: int) -> tuple[tuple[int, int, int], ...]:
@@ -122,6 +128,11 @@ class LazyByteDFA(GuardPoints):
                 )
             return out
         out = self._btrans[q] if q >= 0 else self._vbtrans.get(q)
+        if out is None and q >= len(self._char_trans):  # inside a character
+            seq, t = self._chain_keys[q - len(self._char_trans)]
+            out = self._btrans[q] = ((seq[0][0], seq[0][1], self._chain(seq[1:], t)),)
+            self.budget.charge(EDGE_BYTES, _WHAT)
+            return out
         if out is None:
             edges = []
             for lo, hi, t in self._char_trans[q] if q >= 0 else self._counters.edges(q):
@@ -220,7 +231,7 @@ class LazyByteDFA(GuardPoints):
         return d
 
     def _grow(self) -> None:
-        cap = len(self._accepting) * 2
+        cap = len(self._accepting) * 3 // 2  # not twice: the last growth's spare rows are most of a big table
         # the new rows, and the old table while it is copied
         self.budget.charge((cap - len(self._accepting)) * (self.n_classes * 4 + 2), _WHAT)
         table = np.full((cap, self.n_classes), -1, dtype=np.int32)
@@ -256,18 +267,21 @@ class LazyByteDFA(GuardPoints):
         if len(ev) == 1:
             lo, hi, t = ev[0]
             tgt = self._state_of_one(t)  # may grow (reallocate) the table: index it after
-            self._table[d, lo : hi + 1] = tgt
+            a, b = self._cuts.columns(lo, hi)
+            self._table[d, a:b] = tgt
         elif ev:
             ev.sort()
             if disjoint(ev):  # most rows: each byte goes to one NFA state, no overlay to cut
                 for lo, hi, t in ev:
                     tgt = self._state_of_one(t)
-                    self._table[d, lo : hi + 1] = tgt
+                    a, b = self._cuts.columns(lo, hi)
+                    self._table[d, a:b] = tgt
                 self._expanded[d] = True
                 return
             for x, y, targets in overlay(ev):
                 tgt = self._state_of(targets)  # may grow (reallocate) the table: index it after
-                self._table[d, x : y + 1] = tgt
+                a, b = self._cuts.columns(x, y)
+                self._table[d, a:b] = tgt
         self._expanded[d] = True
 
     def ensure(self, rows) -> None:
@@ -372,32 +386,11 @@ class LazyByteDFA(GuardPoints):
         return self._accepting[: self.n_states]
 
     def spellable(self, single_bytes: np.ndarray) -> bool:
-        """True when every NFA edge can be taken by some byte that is a token by itself.
-
-        Then from every state an accepting path of single-byte tokens exists, so a lazily computed
-        token row never leads into a token-level dead end.
-        """
-        ok = np.zeros(256, dtype=bool)
-        ok[single_bytes] = True
-        if not ok[0x80:0xC0].all():
-            return False  # a continuation byte that is no token: let the eager index prune
-        prefix = np.concatenate([[0], np.cumsum(ok)]).tolist()
-
-        def lead(c: int) -> int:
-            return chr(c).encode("utf-8", "surrogatepass")[0]
-
-        rows = list(self._char_trans)
-        if self._counters is not None:
-            rows.append(list(self._counters.all_edges()))
-        # the distinct ranges only: a big schema's NFA repeats a few classes over thousands of edges
-        for lo, hi in {(e[0], e[1]) for edges in rows for e in edges}:
-            a, b = (lo, hi) if hi < 0x80 else (lo, 0x7F) if lo < 0x80 else (lead(lo), lead(hi))
-            spell = prefix[b + 1] > prefix[a]
-            if not spell and lo < 0x80 <= hi:
-                spell = prefix[lead(hi) + 1] > prefix[lead(0x80)]
-            if not spell:
-                return False
-        return True
+        """True when from every state an accepting path of single-byte tokens exists
+        (`spelling.spelled_to_the_end`), so a lazily computed token row never leads into a
+        token-level dead end."""
+        nfa = (self._char_trans, self._eps, self._final, self._counters, self._calls)
+        return spelled_to_the_end(*nfa, single_bytes, self.budget.deadline)
 
     # -- views ---------------------------------------------------------------------------------------
     def as_byte_dfa(self) -> ByteDFA:

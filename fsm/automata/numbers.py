@@ -19,6 +19,7 @@ emitting digits; an unconstrained ``number`` also allows a fraction and an expon
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 
@@ -63,6 +64,9 @@ def _same_length(lo: str, hi: str) -> Node:
     return seq(lit(prefix), alt(*parts))
 
 
+# exact mode's unbounded integers have 400 digits, a loop over each length: a bundled schema asks
+# for the same few ranges (every "type": "integer") thousands of times
+@functools.lru_cache(maxsize=1024)
 def natural_range(lo: int, hi: int | None, max_digits: int = MAX_INTEGER_DIGITS) -> Node:
     """Canonical decimal naturals in ``lo..hi`` (``hi=None``: up to ``max_digits`` digits).
 

@@ -7,6 +7,12 @@ property and ``additionalProperties``), the copies grow exponentially with the d
 the DAG is small. In rule modes a JSON value (`Val`) can be called instead: every `Val` with
 several parents and some size becomes a rule, built once. The cost avoided is the copies.
 
+Equal subtrees are not always one object: a schema whose ``$ref``s were inlined before it reached
+us (a ``.min`` bundle) writes the same subschema out at each use, and each is translated on its
+own. `intern_nodes` makes equal subtrees one node first (bottom up, so comparing two nodes compares
+children that are already the same objects), and `shared_size` estimates the positions of a tree
+whose repeated subtrees are built once: what decides whether rules are worth trying.
+
 >>> from fsm.automata import Ref, Val, alt, lit, seq
 >>> v = Val(alt(*[lit(f"{i:03}") for i in range(30)]))
 >>> root, rules = share_values(seq(v, lit(","), v), {})
@@ -35,12 +41,51 @@ def _kids(n: Node) -> tuple[Node, ...]:
     return ()
 
 
-def share_values(root: Node, rules: dict[str, Node], min_size: int = MIN_SHARED_SIZE):
-    """``root`` and ``rules`` with every `Val` reached from two parents or more (and of at least
-    ``min_size`` nodes) replaced by a `Ref` to a new rule holding it; the same language."""
+def intern_nodes(root: Node, rules: dict[str, Node]) -> tuple[Node, dict[str, Node]]:
+    """``root`` and ``rules`` with equal subtrees made one object (the same trees).
+
+    >>> from fsm.automata import alt, cls, lit, seq
+    >>> a, b = seq(lit("x"), cls((48, 57))), seq(lit("x"), cls((48, 57)))
+    >>> root, _ = intern_nodes(alt(seq(a, lit("1")), seq(b, lit("2"))), {})
+    >>> root.items[0].items[0] is root.items[1].items[0]
+    True
+    """
+    memo: dict[int, Node] = {}
+    table: dict[Node, Node] = {}
+
+    def canon(n: Node) -> Node:
+        r = memo.get(id(n))
+        if r is None:
+            if isinstance(n, (Seq, Alt)):
+                r = type(n)(tuple(canon(k) for k in n.items))
+            elif isinstance(n, Rep):
+                r = Rep(canon(n.item), n.lo, n.hi)
+            elif isinstance(n, Val):
+                r = Val(canon(n.item))
+            elif isinstance(n, Members):
+                items = tuple((canon(it), lo, hi) for it, lo, hi in n.items)
+                r = Members(items, canon(n.sep), n.min_count, n.max_count)
+            else:
+                r = n
+            r = memo[id(n)] = table.setdefault(r, r)
+        return r
+
+    return canon(root), {name: canon(body) for name, body in rules.items()}
+
+
+def repeated(roots: list[Node], kinds: tuple[type, ...], min_size: int = MIN_SHARED_SIZE) -> dict[int, Node]:
+    """The nodes of ``kinds`` reached from two parents or more under ``roots`` and of at least
+    ``min_size`` nodes as the tree expands them, by id (equal subtrees count as one only when they
+    are one object: see `intern_nodes`).
+
+    >>> from fsm.automata import alt, lit, seq
+    >>> v = Val(alt(*[lit(f"{i:03}") for i in range(30)]))
+    >>> list(repeated([seq(v, lit(","), v)], (Val,)).values()) == [v]
+    True
+    """
     parents: Counter[int] = Counter()
     nodes: dict[int, Node] = {}
-    stack = [root, *rules.values()]
+    stack = list(roots)
     while stack:
         n = stack.pop()
         if id(n) in nodes:
@@ -57,13 +102,23 @@ def share_values(root: Node, rules: dict[str, Node], min_size: int = MIN_SHARED_
             s = sizes[id(n)] = len(n.text) if isinstance(n, Lit) else 1 + sum(size(k) for k in _kids(n))
         return s
 
+    return {
+        i: n for i, n in nodes.items() if isinstance(n, kinds) and parents[i] >= 2 and size(n) >= min_size
+    }
+
+
+def share_values(root: Node, rules: dict[str, Node], min_size: int = MIN_SHARED_SIZE):
+    """``root`` and ``rules`` with every `Val` reached from two parents or more (and of at least
+    ``min_size`` nodes) replaced by a `Ref` to a new rule holding it; the same language. Equal
+    values are one value here, whether or not they were one object."""
+    root, rules = intern_nodes(root, rules)
+    nodes = repeated([root, *rules.values()], (Val,), min_size)
     names: dict[int, str] = {}
-    for i, n in nodes.items():
-        if isinstance(n, Val) and parents[i] >= 2 and size(n) >= min_size:
-            name = f"s{len(names)}"
-            while name in rules:
-                name += "_"
-            names[i] = name
+    for i in nodes:
+        name = f"s{len(names)}"
+        while name in rules:
+            name += "_"
+        names[i] = name
     if not names:
         return root, rules
     memo: dict[int, Node] = {}

@@ -11,6 +11,9 @@ the schema, the vocabulary             the index
 =====================================  ==============================================================
 regular (no recursive ``$ref``)        the NFA (at most 100,000 states) run as a lazily determinized
                                        byte DFA: `LazyDfaIndex`
+... its tree over 20 x the estimate    the pushdown path below when it has ``$ref``s or its repeated
+budget (`expansion_size`)              subtrees, each built once, fit (`shared_expansion_size`: a
+                                       bundled schema's inlined ``$ref``s); else refused unbuilt
 ... its NFA passes 100,000 states      the pushdown path below (each ``$ref`` one rule), if compact,
                                        the state budget was the one hit and under half the seconds
                                        are spent; if that path fails too, the original error
@@ -50,6 +53,7 @@ from ..automata import (
     largest_part,
     node_nfa,
     pushdown_dfa,
+    shared_expansion_size,
 )
 from ..errors import GrammarError, SchemaTooComplex, SpecError, SpecTooComplex, UnsupportedSchema
 from ..grammar import Grammar
@@ -78,8 +82,9 @@ def compile_index(spec: Any, vocab: Vocabulary, limits: Limits | None = None) ->
     tree = spec.tree()
     too_big = _estimate(tree, spec.parts, limits)
     if too_big is not None:
-        # refused before the NFA: as rules ($refs not expanded) it may still be small
-        if not _has_refs(spec) or spec.indent is not None:
+        # refused before the NFA: as rules ($refs not expanded, a subschema written out at each of
+        # its uses built once) it may still be small
+        if spec.indent is not None or not (_has_refs(spec) or _small_as_rules(tree, limits)):
             raise too_big
         try:
             return _via_pushdown(spec, vocab, limits, deadline, left, ng)
@@ -129,6 +134,12 @@ def _lazy_index(lazy: LazyByteDFA, vocab: Vocabulary, spec: Any, limits: Limits)
 def _has_refs(spec: Any) -> bool:
     """Whether the schema uses ``$ref`` (without, its one rule is its tree: no smaller as rules)."""
     return '"$ref"' in json.dumps(spec.schema)
+
+
+def _small_as_rules(tree: Node, limits: Limits) -> bool:
+    """Whether ``tree`` with each subtree it repeats built once is within the estimate's budget: a
+    bundled schema (its ``$ref``s inlined before it reached us) is the same subschema many times."""
+    return shared_expansion_size(tree) <= EXPANSION_FACTOR * limits.max_regex_positions
 
 
 def _estimate(tree: Node, parts: dict[int, tuple[Node, str]], limits: Limits) -> SchemaTooComplex | None:

@@ -97,7 +97,7 @@ def test_a_class_holds_the_states_one_count_apart_far_from_the_bound():
     states = [lazy.initial]
     for _ in range(39):
         lazy.ensure(states[-1])
-        states.append(int(lazy.table_buffer[states[-1], 97]))
+        states.append(int(lazy.table_buffer[states[-1], lazy.byte_class[97]]))
     keys = [shift_class(lazy, s, 8) for s in states]
     assert all(k is not None for k in keys[:31]) and all(k is None for k in keys[32:])  # 31 + 8 < 40
     # the start state holds the NFA's entry as well; every state after an "a" is the same one moved

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fsm
-from fsm.automata import Ref, Val, alt, lit, node_to_char_dfa, seq
+from fsm.automata import Ref, Val, alt, expansion_size, lit, node_to_char_dfa, seq
 from fsm.automata.pushdown import pushdown_dfa
 from fsm.automata.shared import share_values
 from fsm.json.schema import JsonSchema
@@ -79,3 +79,49 @@ def test_a_shared_value_becomes_one_rule_with_the_same_language():
     plain = node_to_char_dfa(seq(lit("["), v, lit(","), v, lit("]")))
     for text in ("[<01>,<39>]", "[<01>,<40>]", "[<01><02>]", "[<07>,<07>]"):
         assert d.accepts(text.encode()) == plain.accepts(text), text
+
+
+def test_equal_subtrees_that_are_different_objects_become_one_rule():
+    """A bundled schema writes a subschema out at each use: equal values, not one object."""
+    v1 = Val(alt(*[lit(f"<{i:02}>") for i in range(40)]))
+    v2 = Val(alt(*[lit(f"<{i:02}>") for i in range(40)]))
+    assert v1 is not v2
+    root, rules = share_values(seq(lit("["), v1, lit(","), v2, lit("]")), {})
+    assert root.items[1] == root.items[3] and isinstance(root.items[1], Ref) and len(rules) == 1
+
+
+def _bundled(depth: int) -> dict:
+    """Objects nested ``depth`` deep, each member's schema a fresh copy of the level below (a
+    ``$ref`` inlined at each use): 7^depth copies of the leaf's enum as a tree."""
+    if depth == 0:
+        return {"enum": [f"value-number-{i:03}" for i in range(40)]}
+    return {"type": "object", "properties": {n: _bundled(depth - 1) for n in "abcdefg"}, "required": ["a"]}
+
+
+def _bundled_doc(depth: int, seed: int, flaw: str = ""):
+    """A valid document, or one ``flaw`` on its last path: a value out of the enum, no "a"."""
+    if depth == 0:
+        return f"value-number-{41 if flaw == 'enum' else seed * 7 % 40:03}"
+    names = "abcdefg"[: 2 + seed % 5]
+    doc = {
+        n: _bundled_doc(depth - 1, seed + i + 1, flaw if n == names[-1] else "") for i, n in enumerate(names)
+    }
+    if flaw == "required" and depth == 1:
+        del doc["a"]
+    return doc
+
+
+def test_a_bundled_schema_over_the_estimate_compiles_as_rules_and_stays_exact():
+    schema = _bundled(4)
+    spec = JsonSchema(schema)
+    assert expansion_size(spec.tree(), nfa=True) > 20 * fsm.Limits().max_regex_positions
+    start = time.process_time()
+    index = fsm.compile(spec, BYTES, cache=False)  # refused by the estimate before the rules
+    assert time.process_time() - start < fsm.Limits().max_seconds
+    check = validator(schema, formats=False)
+    verdicts = set()
+    for seed in range(40):
+        doc = _bundled_doc(4, seed, ("", "enum", "required")[seed % 3])
+        verdicts.add(check.is_valid(doc))
+        assert accepts(index, compact(doc)) == check.is_valid(doc), json.dumps(doc)
+    assert verdicts == {True, False}

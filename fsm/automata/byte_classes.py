@@ -1,0 +1,70 @@
+"""Byte classes of a lazily determinized DFA, read off its NFA's edges before any state is made.
+
+The lazy DFA's table has a row for every state it makes, and a token walk makes the end state of
+every token it follows (a whole vocabulary's worth per row), though only a few of those are ever
+expanded: one column per byte made ~160,000 states of a big schema hold 160 MB of table. Bytes no
+edge tells apart share a column; the classes come from the boundaries of every byte range the NFA's
+character edges become in UTF-8 (the ASCII part, each byte of each encoded sequence) and of the
+characters a JSON string block must escape (a length block splits its edges at them). A SmolLM2
+JSON schema needs 20 to 60 classes. `ClassCuts` checks each byte edge made later against them, so
+an edge the reading missed fails loudly instead of writing a whole class.
+
+>>> from fsm.automata import lit, alt, node_nfa
+>>> trans, eps, start, final, _, counters = node_nfa(alt(lit("ab"), lit("é")))
+>>> cuts = ClassCuts.of_edges(trans, counters)
+>>> cuts.n_classes, int(cuts.byte_class[ord("a")]) != int(cuts.byte_class[ord("b")])
+(13, True)
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from .byte_dfa import utf8_sequences
+from .escapes import MUST_ESCAPE
+
+
+@lru_cache(maxsize=65536)
+def _byte_ranges(lo: int, hi: int) -> tuple[tuple[int, int], ...]:
+    """Every byte range the character range ``lo..hi`` reads, at any position of its UTF-8 form."""
+    out = [(lo, min(hi, 0x7F))] if lo < 0x80 else []
+    if hi >= 0x80:
+        out.extend(r for seq in utf8_sequences(max(lo, 0x80), hi) for r in seq)
+    return tuple(out)
+
+
+class ClassCuts:
+    """The byte classes (each an interval of bytes) and where they begin."""
+
+    def __init__(self, cuts: np.ndarray):
+        self.cuts = cuts  # cuts[b]: a class begins at byte b (b = 256: past the last)
+        self.byte_class = (np.cumsum(cuts[:256]) - 1).astype(np.int32)
+        self.n_classes = int(self.byte_class[-1]) + 1
+
+    @classmethod
+    def of_edges(cls, trans, counters=None) -> ClassCuts:
+        """The classes of an NFA's character edges ``trans`` and its virtual blocks ``counters``.
+
+        >>> from fsm.automata import cls as chars, node_nfa
+        >>> ClassCuts.of_edges(node_nfa(chars((48, 57)))[0]).n_classes
+        8
+        """
+        cuts = np.zeros(257, dtype=bool)
+        cuts[0] = cuts[256] = True
+        ranges = {(e[0], e[1]) for edges in trans for e in edges}
+        if counters is not None:
+            ranges.update((e[0], e[1]) for e in counters.all_edges())
+        ranges.update(MUST_ESCAPE)
+        for lo, hi in ranges:
+            for a, b in _byte_ranges(lo, hi):
+                cuts[a] = cuts[b + 1] = True
+        return cls(cuts)
+
+    def columns(self, lo: int, hi: int) -> tuple[int, int]:
+        """The classes ``lo..hi`` covers (``[first, last + 1)``); bytes ``lo..hi`` must be whole
+        classes, else AssertionError: an edge the NFA's reading missed would write a whole class."""
+        if not (self.cuts[lo] and self.cuts[hi + 1]):
+            raise AssertionError(f"byte range {lo:#x}..{hi:#x} splits a byte class of the lazy DFA")
+        return int(self.byte_class[lo]), int(self.byte_class[hi]) + 1

@@ -1,0 +1,65 @@
+"""Whether a vocabulary's single-byte tokens can finish an automaton from every state it holds.
+
+A lazily computed token row is exact only when no state a token leads to is a token-level dead end:
+from every NFA state some accepting path must be spelled by tokens. Single-byte tokens are the
+sure ones. Most vocabularies lack a few bytes (SmolLM2 has no token ``\\xf1`` or ``\\xf2``, the lead
+bytes of U+40000..U+BFFFF), and an edge that only such characters take is harmless when the state
+has another way on (RFC 3987's ``ucschar`` is a dozen parallel ranges, two of them out of reach):
+the check is made per state, on the NFA with the edges no single byte spells left out, rather than
+refusing the lazy index for the whole automaton (which sent an ``iri`` schema to the eager index or
+the grammar engine, seconds where the lazy index takes milliseconds).
+
+>>> from fsm.automata import lit, alt, node_nfa
+>>> trans, eps, start, final, _, counters = node_nfa(alt(lit("a"), lit("\\U00050000")))
+>>> spelled_to_the_end(trans, eps, final, counters, None, [ord("a")] + list(range(0x80, 0xC0)))
+True
+>>> spelled_to_the_end(trans, eps, final, counters, None, [ord("b")] + list(range(0x80, 0xC0)))
+False
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..limits import Deadline
+from .liveness import live_states
+
+
+def spelled_to_the_end(
+    trans, eps, final: int, counters, calls, single_bytes, deadline: Deadline | None = None
+) -> bool:
+    """True when, from every state of the trimmed NFA (``trans``/``eps``, its counter blocks, its
+    rule ``calls``) that can reach ``final``, a path to it exists whose every character some
+    sequence of the ``single_bytes`` tokens spells. Continuation bytes must all be tokens (a token
+    may end inside a character), and every edge of a counter block must be spelled (a block's
+    states are not checked one by one).
+    """
+    ok = np.zeros(256, dtype=bool)
+    ok[np.asarray(single_bytes, dtype=np.int64)] = True
+    if not ok[0x80:0xC0].all():
+        return False  # a continuation byte that is no token: let the eager index prune
+    prefix = np.concatenate([[0], np.cumsum(ok)]).tolist()
+
+    def spelled(lo: int, hi: int) -> bool:
+        a, b = (lo, hi) if hi < 0x80 else (lo, 0x7F) if lo < 0x80 else (_lead(lo), _lead(hi))
+        if prefix[b + 1] > prefix[a]:
+            return True
+        return lo < 0x80 <= hi and prefix[_lead(hi) + 1] > prefix[_lead(0x80)]
+
+    # the distinct ranges only: a big schema's NFA repeats a few classes over thousands of edges
+    ranges = {(e[0], e[1]) for edges in trans for e in edges}
+    bad = {r for r in ranges if not spelled(*r)}
+    if counters is not None and not all(spelled(lo, hi) for lo, hi, _ in counters.all_edges()):
+        return False
+    if not bad:
+        return True
+    entries = counters.entries if counters is not None else ()
+    before = live_states(trans, eps, final, entries, calls, deadline)
+    kept = [tuple(e for e in edges if (e[0], e[1]) not in bad) for edges in trans]
+    after = live_states(kept, eps, final, entries, calls, deadline)
+    return all(a or not b for a, b in zip(after, before, strict=True))
+
+
+def _lead(c: int) -> int:
+    """The first UTF-8 byte of code point ``c`` (surrogates included: ranges may span them)."""
+    return chr(c).encode("utf-8", "surrogatepass")[0]

@@ -1,0 +1,65 @@
+"""Byte classes of the lazy DFA (`fsm.automata.byte_classes`): a column per class of bytes its
+edges tell apart, not per byte, so the states a token walk makes and never expands cost a fraction
+of a 256-column row; the classes hold every edge a block makes later (a length block's escapes
+included), and the language is the same.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+import fsm
+from fsm.automata import LazyByteDFA, alt, cls, lit, node_nfa, node_to_char_dfa, rep, seq
+from fsm.testing import accepts
+
+from .json_helpers import validator
+
+VOCAB = fsm.Vocabulary(
+    [bytes([i]) for i in range(256)] + ["é".encode(), "aé".encode(), b"ab", None], eos_token_ids=[259]
+)
+
+
+def test_a_long_string_walk_fits_a_memory_budget_256_columns_did_not():
+    """Each count of a ``maxLength`` string is a state of its own, and the walk makes the states
+    of every token from each: ~24,000 states, few expanded. With 256 columns their rows alone
+    took 33 MB (and the budget tripped at 32 MB); with 54 classes the whole DFA takes 21 MB."""
+    schema = {
+        "type": "object",
+        "properties": {"name": {"type": "string", "maxLength": 5000}, "id": {"type": "integer"}},
+        "required": ["name"],
+    }
+    limits = fsm.Limits(max_memory=32 << 20)
+    index = fsm.compile(fsm.JsonSchema(schema), VOCAB, limits=limits, cache=False)
+    assert accepts(index, '{"name":"' + "aé" * 2400 + '","id":12}')
+    lazy = index.lazy
+    assert lazy.n_states > 20_000
+    assert lazy.n_classes < 64 and lazy.table_buffer.shape[1] == lazy.n_classes
+
+
+def test_classes_keep_the_language_of_multibyte_ranges():
+    tree = alt(
+        seq(lit("k"), rep(cls((0x61, 0x7A), (0xE9, 0xE9), (0x4E00, 0x4E2F)), 1, 3)),
+        seq(cls((0x80, 0x7FF), (0x10000, 0x10FFFF)), lit("!")),
+        lit("\U0001f600z"),
+    )
+    lazy = LazyByteDFA(*node_nfa(tree))
+    d, plain = lazy.as_byte_dfa(), node_to_char_dfa(tree)
+    pool = ["k", "a", "z", "é", "丁", "丰", "\x80", "߿", "ࠀ", "\U00010000", "\U0010ffff", "\U0001f600", "!"]
+    rng = random.Random(1)
+    for _ in range(3000):
+        text = "".join(rng.choice(pool) for _ in range(rng.randint(1, 4)))
+        assert d.accepts(text.encode()) == plain.accepts(text), repr(text)
+    assert lazy.n_classes < 40
+
+
+def test_a_length_block_with_escapes_splits_no_class():
+    """A pattern with ``maxLength`` is a length block whose edges are cut at the characters JSON
+    must escape (a quote, a backslash, controls): each falls in classes of its own."""
+    schema = {"type": "string", "pattern": '^[a-z"\\\\é\\n]+$', "maxLength": 40}
+    index = fsm.compile(fsm.JsonSchema(schema), VOCAB, cache=False)
+    check = validator(schema, formats=False)
+    rng = random.Random(2)
+    for _ in range(300):
+        s = "".join(rng.choice('ab"\\é\nZ') for _ in range(rng.randint(0, 44)))
+        assert accepts(index, json.dumps(s, ensure_ascii=False)) == check.is_valid(s), repr(s)

@@ -1,0 +1,38 @@
+"""Single-byte spelling checked per state (`fsm.automata.spelling`): an edge no single-byte token
+spells is harmless where its state has another way on, so the lazy index still serves the schema,
+exactly; a state with no other way on still sends it to the eager index, which prunes the dead end.
+"""
+
+from __future__ import annotations
+
+import random
+
+import fsm
+from fsm.index import DfaIndex, LazyDfaIndex
+from fsm.testing import accepts, random_walk
+
+F1 = "\U00050000"  # UTF-8 f1 90 80 80
+# every byte a token but f1 (as SmolLM2 lacks it), and the character whole as one token
+VOCAB = fsm.Vocabulary(
+    [bytes([i]) for i in range(256) if i != 0xF1] + [F1.encode(), b"ab", None], eos_token_ids=[257]
+)
+
+
+def test_an_unspelled_edge_beside_a_spelled_one_keeps_the_lazy_index_exact():
+    schema = {"type": "string", "pattern": f"^(?:a|{F1}|b[{F1}b])+c$"}
+    index = fsm.compile(fsm.JsonSchema(schema), VOCAB, cache=False)
+    assert isinstance(index, LazyDfaIndex)
+    cases = {"a": True, F1: True, "ab" + F1: True, "abb": True, "b": False, "": False, "ba": False}
+    for text, ok in cases.items():
+        assert accepts(index, f'"{text}c"') == ok, text
+    rng = random.Random(0)
+    for _ in range(50):  # no token leads into a dead end: a walk always finds a way on
+        walk = random_walk(index, rng, max_tokens=40)
+        assert not walk.finished or walk.text.endswith('c"')
+
+
+def test_a_state_that_only_an_unspelled_byte_finishes_goes_to_the_eager_index():
+    schema = {"type": "string", "pattern": f"^(?:yes|x{F1}|x{F1}z)$"}
+    index = fsm.compile(fsm.JsonSchema(schema), VOCAB, cache=False)
+    assert isinstance(index, DfaIndex)
+    assert accepts(index, f'"x{F1}"') and accepts(index, '"yes"')
