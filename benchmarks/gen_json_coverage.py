@@ -375,7 +375,8 @@ ROWS = [
         "unevaluatedProperties / unevaluatedItems",
         P,
         "false or a schema, for what the schema and the subschemas it sees through allOf/anyOf/oneOf/"
-        "dependentSchemas do not evaluate; what a $ref target evaluates is checked again (only stricter)",
+        "dependentSchemas and in-place $refs do not evaluate; what a matching if/then/else or a "
+        "dynamic reference evaluates is checked again (only stricter)",
         {
             "type": "object",
             "properties": {"a": {"type": "null"}},
@@ -469,7 +470,7 @@ def _exact_reason(group: dict, data) -> str:
 
     schema_text = json.dumps(group["schema"])
     if "unevaluatedItems" in schema_text or "unevaluatedProperties" in schema_text:
-        return "unevaluated*: what a $ref target or a matching sibling branch evaluates is not seen"
+        return "unevaluated*: what a matching sibling branch or condition evaluates is not seen"
     if isinstance(group["schema"], dict) and "metaschema" in str(group["schema"].get("$schema", "")):
         return "custom metaschema: its vocabularies are not read"
     if has(data, lambda x: isinstance(x, dict) and len(x) > 1):

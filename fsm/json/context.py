@@ -88,12 +88,15 @@ class Excluded:
 @dataclass(frozen=True)
 class Loc:
     """A subschema with where it sits (JSON pointer) and the base URI its refs resolve against;
-    ``excluded``, on a conjunct of a flattened schema only, is what a ``not`` there excludes."""
+    ``excluded``, on a conjunct of a flattened schema only, is what a ``not`` there excludes;
+    ``refs``, the ``$ref`` hops that led here in place, each (its base, its pointer, the target's
+    base, the target's pointer): what `keywords.sees` follows."""
 
     schema: Any
     ptr: str
     base: str
     excluded: Excluded | None = None
+    refs: tuple[tuple[str, str, str, str], ...] = ()
 
     def at(self, *keys) -> Loc:
         """The subschema under ``keys`` (e.g. ``"properties", "a"``), its pointer extended."""
@@ -101,7 +104,7 @@ class Loc:
         for k in keys:
             sub = sub[k]
             ptr += "/" + str(k).replace("~", "~0").replace("/", "~1")
-        return Loc(sub, ptr, self.base)
+        return Loc(sub, ptr, self.base, refs=self.refs)
 
 
 def short_pointer(ptr: str, width: int = 100) -> str:

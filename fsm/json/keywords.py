@@ -173,16 +173,38 @@ _IN_PLACE = {"allOf", "anyOf", "oneOf", "dependentSchemas", "dependencies"}
 
 def sees(f: Loc, g: Loc) -> bool:
     """Whether ``f``'s ``unevaluatedProperties``/``unevaluatedItems`` see what conjunct ``g`` evaluates:
-    ``g`` is ``f``, or sits under it through in-place applicators only (same resource; never under a
-    ``not``). A conjunct reached through a ``$ref`` counts as unseen: what it evaluates is then
+    ``g`` is ``f``, or sits under it through in-place applicators and ``$ref`` hops only (each hop's
+    ``$ref`` in place under where the path stands, the path going on from its target; never under
+    a ``not``). A conjunct whose path is not known so is counted unseen: what it evaluates is then
     checked again by the unevaluated* schema, which can only reject more.
 
     >>> sees(Loc({}, "", "u"), Loc({}, "/allOf/0/anyOf/1", "u")), sees(Loc({}, "", "u"), Loc({}, "/$defs/a", "u"))
     (True, False)
+    >>> sees(Loc({}, "", "u"), Loc({}, "/$defs/a", "u", refs=(("u", "/allOf/0", "u", "/$defs/a"),)))
+    True
     """
-    if g is f or (g.ptr == f.ptr and g.base == f.base and g.excluded is None):
+    if g is f or (g.ptr == f.ptr and g.base == f.base and g.excluded is None and g.refs == f.refs):
         return True
-    if g.excluded is not None or g.base != f.base or not g.ptr.startswith(f.ptr + "/"):
+    k = len(f.refs)
+    if g.excluded is not None or g.refs[:k] != f.refs:
         return False
-    parts = g.ptr[len(f.ptr) + 1 :].split("/")
+    at = (f.base, f.ptr)
+    for ref_base, ref_ptr, target_base, target_ptr in g.refs[k:]:
+        if not _in_place(at, (ref_base, ref_ptr)):
+            return False
+        at = (target_base, target_ptr)
+    return _in_place(at, (g.base, g.ptr))
+
+
+def _in_place(outer: tuple[str, str], inner: tuple[str, str]) -> bool:
+    """Whether the schema at ``inner`` (base, pointer) is the one at ``outer`` or under it through
+    in-place applicators only."""
+    (ob, op), (ib, ip) = outer, inner
+    if ib != ob:
+        return False
+    if ip == op:
+        return True
+    if not ip.startswith(op + "/"):
+        return False
+    parts = ip[len(op) + 1 :].split("/")
     return len(parts) % 2 == 0 and all(kw in _IN_PLACE for kw in parts[::2])

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
+from dataclasses import replace
 from enum import Enum
 from typing import Any
 from urllib.parse import urldefrag, urljoin
@@ -274,26 +275,28 @@ class Translator:
             )
         sid = schema_id(s, self.draft)
         if isinstance(sid, str) and not sid.startswith("#") and loc.ptr:
-            loc = Loc(s, loc.ptr, urldefrag(urljoin(loc.base, sid))[0])
+            loc = Loc(s, loc.ptr, urldefrag(urljoin(loc.base, sid))[0], refs=loc.refs)
         if "$ref" in s:
             self._expand_ref(loc, out, done, expanded)
             if self.draft <= 7:
                 return  # drafts 4-7: siblings of $ref are ignored
-            loc = Loc({k: v for k, v in s.items() if k != "$ref"}, loc.ptr, loc.base)
+            loc = Loc({k: v for k, v in s.items() if k != "$ref"}, loc.ptr, loc.base, refs=loc.refs)
         if "allOf" in loc.schema:
             subs = loc.schema["allOf"]
             if not isinstance(subs, list) or not subs:
                 raise SchemaError(f"allOf at {loc.ptr or '/'} must be a non-empty array")
             for i in range(len(subs)):
                 self._flatten(loc.at("allOf", i), out, done, expanded)
-            loc = Loc({k: v for k, v in loc.schema.items() if k != "allOf"}, loc.ptr, loc.base)
+            loc = Loc({k: v for k, v in loc.schema.items() if k != "allOf"}, loc.ptr, loc.base, refs=loc.refs)
         if "not" in loc.schema:
             # a `not` with an exact positive form is replaced by it here, before anyOf branches are
             # split (the form may itself be an anyOf); other forms stay for `_conjunction`
             neg = negation(self, loc.schema["not"], loc.at("not"), 0)
             if neg is not NO_NEGATION:
                 at = loc.ptr + "/not"
-                loc = Loc({k: v for k, v in loc.schema.items() if k != "not"}, loc.ptr, loc.base)
+                loc = Loc(
+                    {k: v for k, v in loc.schema.items() if k != "not"}, loc.ptr, loc.base, refs=loc.refs
+                )
                 if neg is not True:
                     self._flatten(Loc(neg, at, loc.base), out, done, expanded)
         if "if" in loc.schema or "then" in loc.schema or "else" in loc.schema:
@@ -327,8 +330,10 @@ class Translator:
         done.add(key)
         expanded.enter_context(self.expansion.expanding(key))
         self.unfolding.add(key)
+        # what the target evaluates is evaluated here, in place: `keywords.sees` follows the hop
+        hop = (loc.base, loc.ptr, target.base, target.ptr)
         try:
-            self._flatten(target, out, done, expanded)
+            self._flatten(replace(target, refs=(*loc.refs, hop)), out, done, expanded)
         finally:
             self.unfolding.discard(key)
 
@@ -339,7 +344,7 @@ class Translator:
         if not isinstance(branches, list) or not branches:
             raise SchemaError(f"{kw} at {loc.ptr or '/'} must be a non-empty array")
         rest = {k: v for k, v in loc.schema.items() if k != kw}
-        base = [*flat[:i], Loc(rest, loc.ptr, loc.base), *flat[i + 1 :]]
+        base = [*flat[:i], Loc(rest, loc.ptr, loc.base, refs=loc.refs), *flat[i + 1 :]]
         nodes = [self.value([*base, loc.at(kw, j)], depth) for j in range(len(branches))]
         if kw == "oneOf" and self.opts.oneof != "anyof":
             nodes = exclusive_branches(self, base, loc, nodes, depth)
