@@ -21,7 +21,7 @@ from .any_value import AnyValueBlock, scalar_nodes
 from .blocks import CounterBlock, Counters, ProductBlock
 from .budget import NFA_STATE_BYTES, Budget
 from .char_dfa import EMPTY_DFA, MEMO, CharDFA, Edge, auto_dfa, determinize, minus_words, product, trim_dfa
-from .escapes import add_any_escape, encoded_char, escape_split
+from .escapes import add_any_escape, encoded_char, escape_split, splice_escapes
 from .language import Alt, And, AnyJson, Auto, Cls, Enc, Guard, Lit, Members, Minus, Node, Ref, Rep, Seq, Val
 from .lengths import min_length
 from .liveness import trim_nfa
@@ -292,12 +292,11 @@ class NFA:
             add_any_escape(self, s, e)
             return
         if special:
-            # the escapes (dozens of states) are shared by every edge into ``e`` that needs them
+            # the escapes (a few states) are shared by every edge into ``e`` that needs them
             key = (special, e)
             x = self._esc_entry.get(key)
             if x is None:
-                x = self._esc_entry[key] = self.new()
-                self.eps[self.build(self._encoded(special, False), x)].append(e)
+                x = self._esc_entry[key] = splice_escapes(self, special, e)
             self.eps[s].append(x)
 
     def _encoded(self, ranges, full: bool) -> Node:
