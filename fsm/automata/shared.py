@@ -23,6 +23,7 @@ whose repeated subtrees are built once: what decides whether rules are worth try
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 
 from .language import Alt, Lit, Members, Node, Ref, Rep, Seq, Val
 
@@ -41,6 +42,25 @@ def _kids(n: Node) -> tuple[Node, ...]:
     return ()
 
 
+def with_children(n: Node, f: Callable[[Node], Node]) -> Node:
+    """``n`` with each child ``c`` of a sequence, alternative, repeat, value or members node
+    replaced by ``f(c)``; any other node as it is.
+
+    >>> from fsm.automata import lit, seq
+    >>> with_children(seq(lit("a"), Rep(lit("b"), 0, 2)), lambda c: lit("x"))
+    Seq(items=(Lit(text='x'), Lit(text='x')))
+    """
+    if isinstance(n, (Seq, Alt)):
+        return type(n)(tuple(f(k) for k in n.items))
+    if isinstance(n, Rep):
+        return Rep(f(n.item), n.lo, n.hi)
+    if isinstance(n, Val):
+        return Val(f(n.item))
+    if isinstance(n, Members):
+        return Members(tuple((f(it), lo, hi) for it, lo, hi in n.items), f(n.sep), n.min_count, n.max_count)
+    return n
+
+
 def intern_nodes(root: Node, rules: dict[str, Node]) -> tuple[Node, dict[str, Node]]:
     """``root`` and ``rules`` with equal subtrees made one object (the same trees).
 
@@ -56,17 +76,7 @@ def intern_nodes(root: Node, rules: dict[str, Node]) -> tuple[Node, dict[str, No
     def canon(n: Node) -> Node:
         r = memo.get(id(n))
         if r is None:
-            if isinstance(n, (Seq, Alt)):
-                r = type(n)(tuple(canon(k) for k in n.items))
-            elif isinstance(n, Rep):
-                r = Rep(canon(n.item), n.lo, n.hi)
-            elif isinstance(n, Val):
-                r = Val(canon(n.item))
-            elif isinstance(n, Members):
-                items = tuple((canon(it), lo, hi) for it, lo, hi in n.items)
-                r = Members(items, canon(n.sep), n.min_count, n.max_count)
-            else:
-                r = n
+            r = with_children(n, canon)
             r = memo[id(n)] = table.setdefault(r, r)
         return r
 
@@ -128,18 +138,7 @@ def share_values(root: Node, rules: dict[str, Node], min_size: int = MIN_SHARED_
             return Ref(names[id(n)])
         r = memo.get(id(n))
         if r is None:
-            if isinstance(n, (Seq, Alt)):
-                r = type(n)(tuple(rebuild(k) for k in n.items))
-            elif isinstance(n, Rep):
-                r = Rep(rebuild(n.item), n.lo, n.hi)
-            elif isinstance(n, Val):
-                r = Val(rebuild(n.item))
-            elif isinstance(n, Members):
-                items = tuple((rebuild(it), lo, hi) for it, lo, hi in n.items)
-                r = Members(items, rebuild(n.sep), n.min_count, n.max_count)
-            else:
-                r = n
-            memo[id(n)] = r
+            r = memo[id(n)] = with_children(n, rebuild)
         return r
 
     out = {name: rebuild(body, True) for name, body in rules.items()}
