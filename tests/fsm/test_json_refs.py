@@ -4,6 +4,8 @@ left-recursive combination refused. Each against ``jsonschema``: accepted iff it
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -101,10 +103,25 @@ def _declared_order(value):
     return value
 
 
+def _orders(value):
+    """``value`` with its objects' members in every order (exact mode reads undeclared members after
+    the declared ones, which the declaration order of `KEYS` does not know per schema)."""
+    if isinstance(value, list):
+        yield from (list(p) for p in itertools.product(*[list(_orders(v)) for v in value]))
+    elif isinstance(value, dict):
+        for keys in itertools.permutations(value):
+            for vals in itertools.product(*[list(_orders(value[k])) for k in keys]):
+                yield dict(zip(keys, vals, strict=True))
+    else:
+        yield value
+
+
 @settings(max_examples=300, deadline=None)
 @given(name=st.sampled_from(sorted(SCHEMAS)), value=VALUES.map(_declared_order))
 def test_recursive_refs_in_combinations_accept_what_jsonschema_validates(name, value):
-    assert accepts(INDEXES[name], compact(value)) == validator(SCHEMAS[name]).is_valid(value), (name, value)
+    valid = validator(SCHEMAS[name]).is_valid(value)
+    seen = any(accepts(INDEXES[name], compact(v)) for v in itertools.islice(_orders(value), 200))
+    assert seen == valid, (name, value)
 
 
 @pytest.mark.parametrize(
