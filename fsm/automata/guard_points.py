@@ -66,10 +66,6 @@ class GuardPoints:
         """Whether state ``d``'s set holds a guard point (a matcher never rests there: `resolve`)."""
         return bool(self._galt[d] >= 0)
 
-    def guard_checks(self, d: int) -> list[Callable[[bytes], bool]]:
-        """The distinct checks of the guard points in state ``d``'s set."""
-        return list(dict.fromkeys(hit[0] for q in self._sets[d] if (hit := self._point(q)) is not None))
-
     def resolve(self, d: int, passes: Callable[[Callable[[bytes], bool]], bool]) -> int:
         """The state guarded state ``d`` stands for once each check is decided (``passes(check)``):
         its set without the points, with the states after those that pass; -1 when nothing is left.

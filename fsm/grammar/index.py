@@ -410,7 +410,7 @@ class GrammarMatcher(Matcher):
     def _has_text(self) -> bool:
         return self._mask()[2]
 
-    def _after_byte(self, state: Config, byte: int) -> Config:
+    def _after_byte(self, state: Config, byte: int, before: bytearray) -> Config:
         idx = self._index
         return idx.normalize(idx.step_byte(state, byte))
 

@@ -119,8 +119,10 @@ class Matcher(ABC):
         """Some non-EOS token is allowed now."""
 
     @abstractmethod
-    def _after_byte(self, state: Any, byte: int) -> Any:
-        """The state after ``byte``, which the index reported as the only one allowed in ``state``."""
+    def _after_byte(self, state: Any, byte: int, before: bytearray) -> Any:
+        """The state after ``byte``, which the index reported as the only one allowed in ``state``;
+        ``before``: the forced bytes read ahead of it in this run (for a matcher whose states also
+        depend on its text). None: no state after all, and the run ends before ``byte``."""
 
     def _moved(self) -> None:  # noqa: B027  (a hook: a no-op unless a subclass caches per state)
         """Called after the state changed (subclasses drop per-state caches here)."""
@@ -201,8 +203,10 @@ class Matcher(ABC):
             b = idx.single_byte(s)
             if b < 0:
                 break
+            s = self._after_byte(s, b, out)
+            if s is None:
+                break
             out.append(b)
-            s = self._after_byte(s, b)
         return bytes(out)
 
     def forced_tokens(self) -> list[int]:

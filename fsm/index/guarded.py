@@ -35,12 +35,12 @@ from ..automata import LazyByteDFA
 from ..errors import TokenRejected
 from ..limits import Deadline, Limits
 from ..vocabulary import Vocabulary
+from .bitmask import pack_bitmask
 from .kernels import kernels
 from .lazy import LazyDfaIndex
 from .rows import FINISHED, RowMatcher
 
 _NONE = np.zeros(0, dtype=np.int32)
-_MAX_FORCED = 4096  # forced runs longer than this are cut (as every matcher's are)
 
 
 @dataclass(frozen=True)
@@ -75,21 +75,7 @@ class GuardedDfaIndex(LazyDfaIndex):
     def kernel_row(self, state: int, deadline: Deadline) -> tuple[np.ndarray, np.ndarray]:
         """The row's tokens that no check decides; the nodes a guarded state decides are kept aside."""
         parts: list = []
-        k = kernels()
-        self.lazy.use_deadline(deadline)
-        try:
-            trie = k.vocabulary_preorder(self.vocabulary)
-            tok, end = k.walk_row(
-                self.dfa,
-                state,
-                trie,
-                on_demand=self.lazy,
-                deadline=deadline,
-                steps=self.steps,
-                deferred=parts,
-            )
-        finally:
-            self.lazy.use_deadline(None)
+        tok, end = super().kernel_row(state, deadline, deferred=parts)
         self._deferred[state] = Deferred.joined(parts)
         return tok, end
 
@@ -256,10 +242,7 @@ class GuardedMatcher(RowMatcher):
         tok = self._crossing()[0]
         if not len(tok):
             return base
-        out = base.copy()
-        bits = out.view(np.uint32)
-        np.bitwise_or.at(bits, tok >> 5, np.left_shift(np.uint32(1), (tok & 31).astype(np.uint32)))
-        return out
+        return base | pack_bitmask(tok, self._index.vocabulary.size)
 
     def _has_text(self) -> bool:
         return super()._has_text() or len(self._crossing()[0]) > 0
@@ -310,19 +293,9 @@ class GuardedMatcher(RowMatcher):
         m._marks = self._marks.copy()
         return m
 
-    def forced_bytes(self) -> bytes:
-        """The bytes every continuation must start with; a guarded state on the way is resolved
-        with the text it would follow."""
-        if self._state == FINISHED:
-            return b""
-        out = bytearray()
-        s, idx = self._state, self._index
-        while len(out) < _MAX_FORCED:
-            b = idx.single_byte(s)
-            if b < 0:
-                break
-            s = idx.resolve(idx.dfa.step(s, b), bytes(self._text) + bytes(out) + bytes([b]))
-            if s < 0:
-                break
-            out.append(b)
-        return bytes(out)
+    def _after_byte(self, state: int, byte: int, before: bytearray) -> int | None:
+        """The state after the forced ``byte``, a guarded one resolved with the text it follows."""
+        nxt = self._index.resolve(
+            super()._after_byte(state, byte, before), bytes(self._text + before) + bytes([byte])
+        )
+        return None if nxt < 0 else nxt

@@ -66,10 +66,13 @@ class LazyDfaIndex(RowIndex):
     def on_demand(self) -> LazyByteDFA:
         return self.lazy
 
-    def kernel_row(self, state: int, deadline: Deadline) -> tuple[np.ndarray, np.ndarray]:
-        """`RowIndex.kernel_row`, or the row of an earlier count of the same counter class moved."""
-        if not self.shift_rows:
-            return super().kernel_row(state, deadline)
+    def kernel_row(
+        self, state: int, deadline: Deadline, deferred: list | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """`RowIndex.kernel_row`, or the row of an earlier count of the same counter class moved
+        (walked whenever ``deferred`` nodes are kept: a moved row has none)."""
+        if not self.shift_rows or deferred is not None:
+            return super().kernel_row(state, deadline, deferred)
         horizon = kernels().vocabulary_preorder(self.vocabulary).max_depth
         cls = shift_class(self.lazy, state, horizon)
         if cls is None:

@@ -134,15 +134,20 @@ class RowIndex(ABC):
         """The automaton as it expands on demand (None: every row of ``dfa.table`` is made)."""
         return None
 
-    def kernel_row(self, state: int, deadline: Deadline) -> tuple[np.ndarray, np.ndarray]:
-        """(tokens, end states) of ``state`` by `trie_kernel.walk_row` over the byte trie."""
+    def kernel_row(
+        self, state: int, deadline: Deadline, deferred: list | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(tokens, end states) of ``state`` by `trie_kernel.walk_row` over the byte trie; the nodes
+        a guarded state defers go to ``deferred`` (`trie_kernel.walk_row`)."""
         lazy = self.on_demand()
         if lazy is not None:
             lazy.use_deadline(deadline)  # the DFA rows the walk expands count against it too
         try:
             k = kernels()
             trie = k.vocabulary_preorder(self.vocabulary)
-            return k.walk_row(self.dfa, state, trie, on_demand=lazy, deadline=deadline, steps=self.steps)
+            return k.walk_row(
+                self.dfa, state, trie, on_demand=lazy, deadline=deadline, steps=self.steps, deferred=deferred
+            )
         finally:
             if lazy is not None:
                 lazy.use_deadline(None)
@@ -294,5 +299,5 @@ class RowMatcher(Matcher):
     def _has_text(self) -> bool:
         return self._index.row(self._state).has_text
 
-    def _after_byte(self, state: int, byte: int) -> int:
+    def _after_byte(self, state: int, byte: int, before: bytearray) -> int | None:
         return self._index.dfa.step(state, byte)

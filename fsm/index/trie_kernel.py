@@ -381,8 +381,7 @@ _local = threading.local()
 def _scratch(n_tok: int, n_nodes: int):
     """This thread's output, pending and deferred buffers for a walk, reused across rows:
     allocating them per row (2 x 196 KB and 4 x 800 KB on a 49k vocabulary: ~20 µs) cost more than
-    a narrow row's walk. A walk already using them on this thread (a deferred node's, resumed
-    while a row is made) gets fresh ones."""
+    a narrow row's walk. A walk already using them on this thread (none today) gets fresh ones."""
     bufs = getattr(_local, "bufs", None)
     if getattr(_local, "busy", False) or bufs is None or len(bufs[0]) < n_tok or len(bufs[2]) < n_nodes:
         fresh = (
