@@ -17,12 +17,19 @@ Without ``idna`` there is no check and no A-label (`checked_names` is None).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from collections.abc import Callable
 from functools import lru_cache
 
 from ..automata import ANY_CHAR, And, Cls, Node, rep
 from .patterns import pattern_node
+
+
+def _has_idna() -> bool:
+    """Whether the ``idna`` package (the checks' decoder and encoder) can be imported."""
+    return importlib.util.find_spec("idna") is not None
+
 
 # a superset of A-labels: what follows ``xn--`` is punycode's letters, digits and hyphens
 _A_LABEL = r"[Xx][Nn]--[A-Za-z0-9-]{1,59}"
@@ -106,9 +113,7 @@ def checked_idn_names() -> tuple[Node, Callable[[bytes], bool]] | None:
     >>> node, check = checked_idn_names(); check(b'"' + ("παράδειγμα" * 2).encode() + b".com")
     True
     """
-    try:
-        import idna  # noqa: F401  (the check's encoder)
-    except ImportError:
+    if not _has_idna():
         return None
     label = f"{_U_CHAR}{{1,63}}"
     rx = f"(?:{label}{_U_SEP})*(?:{_U_CHAR}{{10,63}}|{_A_LABEL})(?:{_U_SEP}{label})*"
@@ -123,9 +128,7 @@ def checked_names(label: str, most: int | None) -> tuple[Node, Callable[[bytes],
     >>> node, check = checked_names("[a-z]{1,63}", 253); check is hostname_check
     True
     """
-    try:
-        import idna  # noqa: F401  (the check's decoder)
-    except ImportError:
+    if not _has_idna():
         return None
     names = pattern_node(rf"(?:{label}\.)*{_A_LABEL}(?:\.(?:{label}|{_A_LABEL}))*", search=False)
     if most is not None:

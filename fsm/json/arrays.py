@@ -5,8 +5,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from ..automata import EMPTY, NEVER, Guard, Members, Node, Val, lit, opt, rep, seq
 from ..errors import SchemaError
 from .context import Context, Loc
@@ -140,9 +138,7 @@ def _unique_array(t: Context, schemas, prefixes, rest_locs, min_i, max_i, depth)
     others, in exact mode, a check after each item (`unique_items`)."""
     values = None if any(prefixes) or not rest_locs else finite_values(t, rest_locs)
     if values is None:
-        plain = [
-            replace(f, schema={k: v for k, v in f.schema.items() if k != "uniqueItems"}) for f in schemas
-        ]
+        plain = [f.without("uniqueItems") for f in schemas]
         if t.policy.exact and not t.regex_text and not any("contains" in f.schema for f in schemas):
             return array_language(t, plain, depth, Guard(unique_check, required_by="uniqueItems"))
         loc = next(f for f in schemas if f.schema.get("uniqueItems") is True)
@@ -182,10 +178,7 @@ def _contains_array(t: Context, schemas, contains, prefixes, rest_locs, min_i, m
         )
         return array_language(
             t,
-            [
-                replace(f, schema={k: v for k, v in f.schema.items() if k not in _CONTAINS_KW})
-                for f in schemas
-            ],
+            [f.without(*_CONTAINS_KW) for f in schemas],
             depth,
         )
     base = [r for r in rest_locs if r.schema is not True]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from ..automata import Budget, Node
@@ -105,6 +105,14 @@ class Loc:
             sub = sub[k]
             ptr += "/" + str(k).replace("~", "~0").replace("/", "~1")
         return Loc(sub, ptr, self.base, refs=self.refs)
+
+    def without(self, *keys: str) -> Loc:
+        """This subschema without the keywords ``keys``, where it sits and how it was reached kept.
+
+        >>> Loc({"a": 1, "b": 2}, "/x", "u").without("a").schema
+        {'b': 2}
+        """
+        return replace(self, schema={k: v for k, v in self.schema.items() if k not in keys})
 
 
 def short_pointer(ptr: str, width: int = 100) -> str:

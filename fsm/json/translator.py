@@ -275,28 +275,26 @@ class Translator:
             )
         sid = schema_id(s, self.draft)
         if isinstance(sid, str) and not sid.startswith("#") and loc.ptr:
-            loc = Loc(s, loc.ptr, urldefrag(urljoin(loc.base, sid))[0], refs=loc.refs)
+            loc = replace(loc, base=urldefrag(urljoin(loc.base, sid))[0])
         if "$ref" in s:
             self._expand_ref(loc, out, done, expanded)
             if self.draft <= 7:
                 return  # drafts 4-7: siblings of $ref are ignored
-            loc = Loc({k: v for k, v in s.items() if k != "$ref"}, loc.ptr, loc.base, refs=loc.refs)
+            loc = loc.without("$ref")
         if "allOf" in loc.schema:
             subs = loc.schema["allOf"]
             if not isinstance(subs, list) or not subs:
                 raise SchemaError(f"allOf at {loc.ptr or '/'} must be a non-empty array")
             for i in range(len(subs)):
                 self._flatten(loc.at("allOf", i), out, done, expanded)
-            loc = Loc({k: v for k, v in loc.schema.items() if k != "allOf"}, loc.ptr, loc.base, refs=loc.refs)
+            loc = loc.without("allOf")
         if "not" in loc.schema:
             # a `not` with an exact positive form is replaced by it here, before anyOf branches are
             # split (the form may itself be an anyOf); other forms stay for `_conjunction`
             neg = negation(self, loc.schema["not"], loc.at("not"), 0)
             if neg is not NO_NEGATION:
                 at = loc.ptr + "/not"
-                loc = Loc(
-                    {k: v for k, v in loc.schema.items() if k != "not"}, loc.ptr, loc.base, refs=loc.refs
-                )
+                loc = loc.without("not")
                 if neg is not True:
                     self._flatten(Loc(neg, at, loc.base), out, done, expanded)
         if "if" in loc.schema or "then" in loc.schema or "else" in loc.schema:
