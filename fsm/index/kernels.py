@@ -28,7 +28,7 @@ def kernels() -> SimpleNamespace:
     if _loaded is None:
         # lazy: numba must not be loaded by `import fsm` (the module docstring says why)
         from .preorder import PreorderTrie, preorder, vocabulary_preorder  # lazy: numba
-        from .row_sort import sorted_row  # lazy: numba
+        from .row_sort import sorted_packed_row, sorted_row  # lazy: numba
         from .steps import Steps  # lazy: numba
         from .trie_kernel import ensure_compiled, walk_below, walk_row  # lazy: numba
 
@@ -37,6 +37,7 @@ def kernels() -> SimpleNamespace:
             Steps=Steps,
             ensure_compiled=ensure_compiled,
             preorder=preorder,
+            sorted_packed_row=sorted_packed_row,
             sorted_row=sorted_row,
             vocabulary_preorder=vocabulary_preorder,
             walk_below=walk_below,

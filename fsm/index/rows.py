@@ -157,14 +157,20 @@ class RowIndex(ABC):
         if self.dfa.accepting[state]:
             tok = np.concatenate([tok, self.eos_ids])
             end = np.concatenate([end, np.full(len(self.eos_ids), FINISHED, dtype=np.int32)])
+        packed = None
         if _sorted(tok):  # a row derived from a sorted one (`LazyDfaIndex`'s counter shifts)
             tok, end = tok.astype(np.int32, copy=False), end.astype(np.int32, copy=False)
         elif len(tok) * 32 > self.vocabulary.size:  # big rows: a scatter is cheaper than a sort
-            tok, end = kernels().sorted_row(tok, end, self.vocabulary.size, FINISHED - 1)
+            # its mask packed in the same pass: matchers ask for it next
+            tok, end, packed = kernels().sorted_packed_row(tok, end, self.vocabulary.size, FINISHED - 1)
         else:
             order = np.argsort(tok, kind="stable")
             tok, end = tok[order].astype(np.int32), end[order].astype(np.int32)
         tok, slot = self._share(tok)
+        if packed is not None and slot[0] is None:
+            packed.setflags(write=False)
+            slot[0] = packed
+            self._nbytes += packed.nbytes
         row = Row(tok, end, has_text, slot[0], slot)
         self._nbytes += end.nbytes
         if self._nbytes > self.limits.max_index_bytes:
