@@ -75,3 +75,22 @@ def sorted_packed_row(
         words,
     )
     return t, e, words.view(np.int32)
+
+
+@numba.njit(cache=True, nogil=True)
+def _pack(tok, words):  # pragma: no cover - compiled
+    for i in range(len(tok)):
+        t = tok[i]
+        words[t >> 5] |= np.uint32(1) << np.uint32(t & 31)
+
+
+def pack_tokens(tok: np.ndarray, size: int) -> np.ndarray:
+    """`fsm.index.bitmask.pack_bitmask`, compiled: one pass over the tokens (~0.15 ms in numpy for
+    a row of 49k tokens, a few µs here).
+
+    >>> pack_tokens(np.array([0, 33], np.int32), 64).tolist()
+    [1, 2]
+    """
+    words = np.zeros((size + 31) // 32, np.uint32)
+    _pack(np.ascontiguousarray(tok, dtype=np.int32), words)
+    return words.view(np.int32)
