@@ -41,7 +41,7 @@ from ..limits import Deadline
 from ..vocabulary import Vocabulary
 from .contract import OnDemand
 from .preorder import PreorderTrie
-from .row_sort import sorted_packed_row
+from .row_sort import set_bits, sorted_packed_row
 from .steps import Steps
 from .trie_kernel import walk_below
 
@@ -296,6 +296,13 @@ def body_of(dfa: ByteDFA, state: int, on_demand: OnDemand | None) -> tuple[np.nd
     (8, 0, -2)
     """
     bc = np.asarray(dfa.byte_class, dtype=np.int64)
+    # most rows are narrow: told by one look at the state's row (and its wide step's), before
+    # anything is allocated
+    anchor = int(_wide_target(_expanded(dfa, on_demand, state), bc, int(state)))
+    if anchor < 0:
+        return None
+    if anchor != state and int(_wide_target(_expanded(dfa, on_demand, anchor), bc, anchor)) != anchor:
+        return None
     ok_at = fail_at = np.zeros(0, np.int64)
     while True:
         if on_demand is None:
@@ -312,6 +319,14 @@ def body_of(dfa: ByteDFA, state: int, on_demand: OnDemand | None) -> tuple[np.nd
             return order[:n], shape
         assert on_demand is not None  # only a state not expanded yet asks for it
         on_demand.ensure(-2 - n)
+
+
+def _expanded(dfa: ByteDFA, on_demand: OnDemand | None, state: int) -> np.ndarray:
+    """The transition table once ``state`` is expanded."""
+    if on_demand is None:
+        return np.asarray(dfa.table)
+    on_demand.ensure(int(state))
+    return on_demand.table_buffer
 
 
 def _table(dfa: ByteDFA, on_demand: OnDemand | None) -> tuple[np.ndarray, np.ndarray]:
@@ -332,7 +347,7 @@ class ShapedRow:
         self.shape, self.names, self.x_tok, self.x_end = shape, names, x_tok, x_end
         self.has_text = bool(len(shape.tokens)) or text
         words = shape.words.copy()
-        np.bitwise_or.at(words, x_tok >> 5, (np.uint32(1) << (x_tok & 31).astype(np.uint32)))
+        set_bits(x_tok, words)
         self.packed = words.view(np.int32)
         self.packed.setflags(write=False)
         self.shared = None

@@ -78,7 +78,12 @@ def sorted_packed_row(
 
 
 @numba.njit(cache=True, nogil=True)
-def _pack(tok, words):  # pragma: no cover - compiled
+def set_bits(tok, words):  # pragma: no cover - compiled
+    """Set the bits of tokens ``tok`` in the packed mask ``words`` (uint32), in place.
+
+    >>> w = np.zeros(2, np.uint32); set_bits(np.array([1, 32], np.int32), w); w.tolist()
+    [2, 1]
+    """
     for i in range(len(tok)):
         t = tok[i]
         words[t >> 5] |= np.uint32(1) << np.uint32(t & 31)
@@ -92,5 +97,5 @@ def pack_tokens(tok: np.ndarray, size: int) -> np.ndarray:
     [1, 2]
     """
     words = np.zeros((size + 31) // 32, np.uint32)
-    _pack(np.ascontiguousarray(tok, dtype=np.int32), words)
+    set_bits(np.ascontiguousarray(tok, dtype=np.int32), words)
     return words.view(np.int32)
