@@ -111,7 +111,9 @@ class LazyDfaIndex(RowIndex):
         return tok, moved[where]
 
     def _shaped_row(self, state: int):
-        if not self.shaped_rows:
+        if not self.shaped_rows or self.lazy.state_set(state)[0] < 0:
+            # a counted string's states (virtual NFA states, negative, sort first) never loop, and
+            # telling so would expand the next count, which a shifted row never needs
             return None
         k = kernels()
         k.ensure_compiled()
