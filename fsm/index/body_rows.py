@@ -153,11 +153,11 @@ class _Shapes:
 
 
 @numba.njit(cache=True, nogil=True)
-def _wide_target(table, bc, s):  # pragma: no cover - compiled
+def _wide_target(table, rows, bc, s):  # pragma: no cover - compiled
     """The state `WIDE` or more of ``s``'s 256 bytes lead to, or -1."""
     row = np.empty(256, np.int64)
     for b in range(256):
-        row[b] = table[s, bc[b]]
+        row[b] = table[rows[s], bc[b]]
     row.sort()
     run = 0
     for i in range(256):
@@ -183,7 +183,7 @@ def _known(y, left, anchor, expanded, ok_at, fail_at):  # pragma: no cover - com
 
 
 @numba.njit(cache=True, nogil=True)
-def _returns(table, bc, y0, left0, anchor, expanded, ok_at, fail_at):  # pragma: no cover - compiled
+def _returns(table, rows, bc, y0, left0, anchor, expanded, ok_at, fail_at):  # pragma: no cover - compiled
     """Whether every way on from ``y0`` reaches ``anchor`` within ``left0`` bytes: 1, 0, or
     -2 - (a state to expand first). ``ok_at``/``fail_at``: the least budget a state was proven
     with (0: none) and the most it was refuted with (-1: none). Depth first with its own stack
@@ -204,7 +204,7 @@ def _returns(table, bc, y0, left0, anchor, expanded, ok_at, fail_at):  # pragma:
         b = st_b[top - 1]
         pushed = False
         while b < 256:
-            z = table[y, bc[b]]
+            z = table[rows[y], bc[b]]
             b += 1
             if z < 0:
                 continue
@@ -237,22 +237,22 @@ def _returns(table, bc, y0, left0, anchor, expanded, ok_at, fail_at):  # pragma:
 
 
 @numba.njit(cache=True, nogil=True)
-def _body(table, bc, root, expanded, ok_at, fail_at):  # pragma: no cover - compiled
+def _body(table, rows, bc, root, expanded, ok_at, fail_at):  # pragma: no cover - compiled
     """`body_of`'s work: (states found, or -1: none, or -2 - a state to expand; the states in
     breadth-first order; the shape)."""
     order = np.empty(MAX_BODY, np.int64)
     shape = np.empty((0, 256), np.int16)
     if not expanded[root]:
         return -2 - root, order, shape
-    anchor = _wide_target(table, bc, root)
+    anchor = _wide_target(table, rows, bc, root)
     if anchor < 0:
         return -1, order, shape
     if anchor != root:  # the first state inside a string: its wide step leads to the loop
         if not expanded[anchor]:
             return -2 - anchor, order, shape
-        if _wide_target(table, bc, anchor) != anchor:
+        if _wide_target(table, rows, bc, anchor) != anchor:
             return -1, order, shape
-    pos = np.full(len(table), -1, np.int64)
+    pos = np.full(len(expanded), -1, np.int64)
     order[0] = root
     pos[root] = 0
     n = 1
@@ -263,10 +263,10 @@ def _body(table, bc, root, expanded, ok_at, fail_at):  # pragma: no cover - comp
         if not expanded[x]:
             return -2 - x, order, shape
         for b in range(256):
-            z = table[x, bc[b]]
+            z = table[rows[x], bc[b]]
             if z < 0 or pos[z] >= 0:
                 continue
-            r = _returns(table, bc, z, RETURN_BYTES, anchor, expanded, ok_at, fail_at)
+            r = _returns(table, rows, bc, z, RETURN_BYTES, anchor, expanded, ok_at, fail_at)
             if r < 0:
                 return r, order, shape
             if r == 1:
@@ -278,7 +278,7 @@ def _body(table, bc, root, expanded, ok_at, fail_at):  # pragma: no cover - comp
     shape = np.empty((n, 256), np.int16)
     for k in range(n):
         for b in range(256):
-            z = table[order[k], bc[b]]
+            z = table[rows[order[k]], bc[b]]
             shape[k, b] = -1 if z < 0 else pos[z] if pos[z] >= 0 else _EXIT
     return n, order, shape
 
@@ -298,41 +298,37 @@ def body_of(dfa: ByteDFA, state: int, on_demand: OnDemand | None) -> tuple[np.nd
     bc = np.asarray(dfa.byte_class, dtype=np.int64)
     # most rows are narrow: told by one look at the state's row (and its wide step's), before
     # anything is allocated
-    anchor = int(_wide_target(_expanded(dfa, on_demand, state), bc, int(state)))
+    tbl, rows, flags = _view(dfa, on_demand, state)
+    anchor = int(_wide_target(tbl, rows, bc, int(state)))
     if anchor < 0:
         return None
-    if anchor != state and int(_wide_target(_expanded(dfa, on_demand, anchor), bc, anchor)) != anchor:
-        return None
+    if anchor != state:
+        tbl, rows, flags = _view(dfa, on_demand, anchor)
+        if int(_wide_target(tbl, rows, bc, anchor)) != anchor:
+            return None
     ok_at = fail_at = np.zeros(0, np.int64)
     while True:
-        if on_demand is None:
-            tbl, flags = np.asarray(dfa.table), np.ones(len(dfa.table), dtype=np.bool_)
-        else:
-            tbl, flags = on_demand.table_buffer, on_demand.expanded_flags
-        if len(ok_at) < len(tbl):  # the verdicts so far hold: an expansion adds a row, changes none
-            ok_at = np.concatenate([ok_at, np.zeros(len(tbl) - len(ok_at), np.int64)])
-            fail_at = np.concatenate([fail_at, np.full(len(tbl) - len(fail_at), -1, np.int64)])
-        n, order, shape = _body(tbl, bc, int(state), flags, ok_at, fail_at)
+        if len(ok_at) < len(flags):  # the verdicts so far hold: an expansion adds a row, changes none
+            ok_at = np.concatenate([ok_at, np.zeros(len(flags) - len(ok_at), np.int64)])
+            fail_at = np.concatenate([fail_at, np.full(len(flags) - len(fail_at), -1, np.int64)])
+        n, order, shape = _body(tbl, rows, bc, int(state), flags, ok_at, fail_at)
         if n == -1:
             return None
         if n >= 0:
             return order[:n], shape
         assert on_demand is not None  # only a state not expanded yet asks for it
-        on_demand.ensure(-2 - n)
+        tbl, rows, flags = _view(dfa, on_demand, -2 - n)
 
 
-def _expanded(dfa: ByteDFA, on_demand: OnDemand | None, state: int) -> np.ndarray:
-    """The transition table once ``state`` is expanded."""
+def _view(dfa: ByteDFA, on_demand: OnDemand | None, expand: int | None = None):
+    """(table, state -> its row in the table, expanded flags) with ``expand`` expanded first."""
     if on_demand is None:
-        return np.asarray(dfa.table)
-    on_demand.ensure(int(state))
-    return on_demand.table_buffer
-
-
-def _table(dfa: ByteDFA, on_demand: OnDemand | None) -> tuple[np.ndarray, np.ndarray]:
-    """(transition table, byte -> column) as they stand."""
-    tbl = on_demand.table_buffer if on_demand is not None else np.asarray(dfa.table)
-    return tbl, np.asarray(dfa.byte_class)
+        tbl = np.asarray(dfa.table)
+        return tbl, np.arange(len(tbl), dtype=np.int32), np.ones(len(tbl), dtype=np.bool_)
+    if expand is not None:
+        on_demand.ensure(int(expand))
+    tbl = on_demand.table_buffer
+    return tbl, np.arange(len(tbl), dtype=np.int32), on_demand.expanded_flags
 
 
 class ShapedRow:
@@ -404,8 +400,9 @@ def shaped_row(
     states, shape = body
     shapes = vocab.derived("body_shapes", _Shapes)
     got = shapes.get(shape.tobytes() + bytes([len(states)]), shape, trie, vocab.size)
-    tbl, bc = _table(dfa, on_demand)
-    exit_state = tbl[states[got.exit_from], bc[trie.label[got.exit_node]]].astype(np.int64)
+    tbl, rows, _ = _view(dfa, on_demand)
+    bc = np.asarray(dfa.byte_class)
+    exit_state = tbl[rows[states[got.exit_from]], bc[trie.label[got.exit_node]]].astype(np.int64)
     # the tokens at each exit node end where its byte leads; those below it are walked from there
     counts = trie.tok_count[got.exit_node]
     firsts = trie.tok_start[got.exit_node]
