@@ -324,11 +324,22 @@ def _view(dfa: ByteDFA, on_demand: OnDemand | None, expand: int | None = None):
     """(table, state -> its row in the table, expanded flags) with ``expand`` expanded first."""
     if on_demand is None:
         tbl = np.asarray(dfa.table)
-        return tbl, np.arange(len(tbl), dtype=np.int32), np.ones(len(tbl), dtype=np.bool_)
+        return tbl, _identity(len(tbl)), np.ones(len(tbl), dtype=np.bool_)
     if expand is not None:
         on_demand.ensure(int(expand))
     tbl = on_demand.table_buffer
-    return tbl, np.arange(len(tbl), dtype=np.int32), on_demand.expanded_flags
+    return tbl, _identity(len(tbl)), on_demand.expanded_flags
+
+
+_IDENTITY = np.arange(1024, dtype=np.int32)
+
+
+def _identity(n: int) -> np.ndarray:
+    """``0..n-1``: the rows of a table with a row per state (one array shared, read only)."""
+    global _IDENTITY
+    if len(_IDENTITY) < n:
+        _IDENTITY = np.arange(max(n, 2 * len(_IDENTITY)), dtype=np.int32)
+    return _IDENTITY[:n]
 
 
 class ShapedRow:
