@@ -87,20 +87,26 @@ def _item_locs(t: Context, schemas: list[Loc]) -> tuple[list[list[Loc]], list[Lo
         elif items is not None:
             rest = f.at("items")
         if rest is None and "unevaluatedItems" in s and s["unevaluatedItems"] is not True:
-            prefix, rest = _unevaluated_items(f, prefix, schemas)
+            prefix, rest = _unevaluated_items(t, f, prefix, schemas)
         prefixes.append(prefix)
         rests.append(rest)
     return prefixes, rests
 
 
-def _unevaluated_items(f: Loc, prefix: list[Loc], schemas: list[Loc]) -> tuple[list[Loc], Loc | None]:
+def _unevaluated_items(
+    t: Context, f: Loc, prefix: list[Loc], schemas: list[Loc]
+) -> tuple[list[Loc], Loc | None]:
     """``f``'s items when it has ``unevaluatedItems`` and no items of its own: the items past what the
-    conjuncts it sees evaluate (their longest prefix; all of them when one has ``items``) must
-    satisfy it. Conjuncts it does not see (`sees`) are checked again by it, which only rejects more."""
+    conjuncts it sees evaluate (their longest prefix; all of them when one has ``items`` or an
+    ``unevaluatedItems`` of its own) must satisfy it, or (2020-12 on) one of the ``contains`` schemas
+    it sees, which evaluate the items they match. Conjuncts it does not see (`sees`) are checked
+    again by it, which only rejects more."""
     seen = [g for g in schemas if g is not f and sees(f, g)]
     for g in seen:
         items = g.schema.get("items")
         if isinstance(items, (dict, bool)) or (isinstance(items, list) and "additionalItems" in g.schema):
+            return prefix, None
+        if "unevaluatedItems" in g.schema:  # a nested one evaluates every item its siblings leave
             return prefix, None
     n = max(
         [len(prefix)]
@@ -108,7 +114,14 @@ def _unevaluated_items(f: Loc, prefix: list[Loc], schemas: list[Loc]) -> tuple[l
         + [len(g.schema["items"]) for g in seen if isinstance(g.schema.get("items"), list)]
     )
     padded = prefix + [Loc(True, f.ptr, f.base)] * (n - len(prefix))
-    return padded, f.at("unevaluatedItems")
+    rest = f.at("unevaluatedItems")
+    matched = [g.at("contains") for g in [f, *seen] if "contains" in g.schema] if t.draft >= 2020 else []
+    if not matched:
+        return padded, rest
+    # an item either matches some contains or meets unevaluatedItems: branches placed where they sit
+    branches = tuple((c,) for c in matched) + (((rest,),) if rest.schema is not False else ())
+    either = {"anyOf": [b[0].schema for b in branches]}
+    return padded, Loc(either, rest.ptr, rest.base, refs=rest.refs, branches=branches)
 
 
 def _elements(elems: list[Node], rest: Node, k_hi: int | None, sep: Node, min_count: int) -> Node:
