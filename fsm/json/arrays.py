@@ -5,7 +5,9 @@
 
 from __future__ import annotations
 
-from ..automata import EMPTY, NEVER, Guard, Members, Node, Val, lit, opt, rep, seq
+import itertools
+
+from ..automata import EMPTY, NEVER, Guard, Members, Node, Val, alt, lit, opt, rep, seq
 from ..errors import SchemaError
 from .context import Context, Loc
 from .keywords import count, sees
@@ -196,6 +198,10 @@ def _contains_array(t: Context, schemas, contains, prefixes, rest_locs, min_i, m
         )
     base = [r for r in rest_locs if r.schema is not True]
     item = t.value(base, depth + 1) if base else t.any_value(depth + 1, loc)
+    mins = [count(f.schema.get("minContains", 1), "minContains", f) for f in contains]
+    required = [f for f, m in zip(contains, mins, strict=True) if m > 0]
+    if len(contains) > 1 and max(mins) <= 1 and len(required) <= MAX_SEVERAL:
+        return _several_contains(t, base, item, required, min_i, max_i, depth)
     hit = t.value(base + [f.at("contains") for f in contains], depth + 1)
     if min_c == 0:
         hit = NEVER
@@ -215,6 +221,48 @@ def _contains_array(t: Context, schemas, contains, prefixes, rest_locs, min_i, m
         return NEVER
     body = Members(tuple(seq_items), sep, max(min_i, 1), max_i)
     return t.layout.container("[", "]", body, min_i == 0 and min_c == 0, depth)
+
+
+# several contains (each matched once) as a union over the orders their first matches come in (13
+# for 3); more are met by one item matching them all (sound: only stricter)
+MAX_SEVERAL = 3
+
+
+def _several_contains(
+    t: Context, base: list[Loc], item: Node, required: list[Loc], min_i, max_i, depth
+) -> Node:
+    """Arrays where every ``contains`` of ``required`` matches some item: for each way their first
+    matches fall (in order, several on one item), those items meeting them, any items around."""
+    sep = lit(t.layout.sep(depth))
+    out = []
+    for groups in _ordered_partitions(tuple(required)):
+        hits = [t.value(base + [f.at("contains") for f in g], depth + 1) for g in groups]
+        if NEVER in hits:
+            continue
+        seq_items: list[tuple[Node, int, int | None]] = [(item, 0, None)]
+        for h in hits:
+            seq_items += [(h, 1, 1), (item, 0, None)]
+        if max_i is not None and max_i < len(hits):
+            continue
+        body = Members(tuple(seq_items), sep, max(min_i, 1), max_i)
+        out.append(t.layout.container("[", "]", body, min_i == 0 and not hits, depth))
+    return alt(*out) if out else NEVER
+
+
+def _ordered_partitions(xs: tuple) -> list[list[tuple]]:
+    """Every way to split ``xs`` into groups, in every order of the groups.
+
+    >>> len(_ordered_partitions((1, 2))), len(_ordered_partitions((1, 2, 3)))
+    (3, 13)
+    """
+    if not xs:
+        return [[]]
+    out = []
+    for k in range(1, len(xs) + 1):
+        for first in itertools.combinations(range(len(xs)), k):
+            rest = tuple(x for i, x in enumerate(xs) if i not in first)
+            out += [[tuple(xs[i] for i in first), *more] for more in _ordered_partitions(rest)]
+    return out
 
 
 # maxContains above this is refused: the automaton holds a copy of the item per possible match

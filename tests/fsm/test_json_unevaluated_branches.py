@@ -96,6 +96,16 @@ ARRAYS = [
     {"contains": STR, "minContains": 0, "unevaluatedItems": False},
     {"allOf": [{"contains": {"const": 1}}], "unevaluatedItems": {"type": "integer", "minimum": 5}},
     {"if": {"contains": {"const": "a"}}, "then": {"items": STR}, "unevaluatedItems": False},
+    # several contains evaluate what each matches; one inside a then only where its if passes
+    {
+        "allOf": [{"contains": {"multipleOf": 2}}, {"contains": {"multipleOf": 3}}],
+        "unevaluatedItems": {"multipleOf": 5},
+    },
+    {
+        "if": {"contains": {"const": "a"}},
+        "then": {"if": {"contains": {"const": "x"}}},
+        "unevaluatedItems": False,
+    },
 ]
 ARRAY_VALUES = [
     [],
@@ -113,6 +123,11 @@ ARRAY_VALUES = [
     [1, 2],
     [6],
     [0],
+    [2, 3, 4, 5],
+    [2, 3, 7],
+    [2, 5],
+    ["x", "a", "x"],
+    ["a", "a"],
 ]
 
 
