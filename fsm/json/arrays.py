@@ -49,7 +49,8 @@ def array_language(t: Context, schemas: list[Loc], depth: int, item_check: Guard
     if unique and (max_i is None or max_i > 1):
         return _unique_array(t, schemas, prefixes, rest_locs, min_i, max_i, depth)
     if contains:
-        return _contains_array(t, schemas, contains, prefixes, rest_locs, min_i, max_i, depth)
+        elem_locs = [locs_at(i) for i in range(n)]
+        return _contains_array(t, schemas, contains, elem_locs, rest_locs, min_i, max_i, depth)
 
     elems = [t.value(locs_at(i), depth + 1) for i in range(n)]
     # rest elements beyond the prefix
@@ -172,12 +173,21 @@ def _unique_array(t: Context, schemas, prefixes, rest_locs, min_i, max_i, depth)
     return t.layout.container("[", "]", body, min_i == 0, depth)
 
 
-def _contains_array(t: Context, schemas, contains, prefixes, rest_locs, min_i, max_i, depth) -> Node:
-    """contains with minContains only: that many items drawn from (items ∧ contains), anywhere."""
+def _contains_array(t: Context, schemas, contains, elem_locs, rest_locs, min_i, max_i, depth) -> Node:
+    """contains with minContains only: that many items drawn from (items ∧ contains), anywhere
+    (``elem_locs``: the schemas of each prefix item)."""
     loc = contains[0]
-    min_c = max([count(f.schema.get("minContains", 1), "minContains", f) for f in contains])
+    mins = [count(f.schema.get("minContains", 1), "minContains", f) for f in contains]
+    min_c = max(mins)
+    required = [f for f, m in zip(contains, mins, strict=True) if m > 0]
     max_cs = [f.schema["maxContains"] for f in contains if "maxContains" in f.schema]
     binding = max_cs and (max_i is None or min(count(m, "maxContains", loc) for m in max_cs) < max_i)
+    if elem_locs and not binding and min_c <= 1 and len(required) <= 1:
+        plain = [f.without(*_CONTAINS_KW) for f in schemas]
+        if not required:  # minContains 0 asserts nothing (what contains evaluates is read already)
+            return array_language(t, plain, depth)
+        return _prefixed_contains(t, elem_locs, rest_locs, required[0], (min_i, max_i), depth)
+    prefixes = elem_locs
     if binding and not any(prefixes) and len(contains) == 1:
         node = _bounded_contains(
             t, loc, rest_locs, min_c, count(max_cs[0], "maxContains", loc), min_i, max_i, depth
@@ -198,8 +208,6 @@ def _contains_array(t: Context, schemas, contains, prefixes, rest_locs, min_i, m
         )
     base = [r for r in rest_locs if r.schema is not True]
     item = t.value(base, depth + 1) if base else t.any_value(depth + 1, loc)
-    mins = [count(f.schema.get("minContains", 1), "minContains", f) for f in contains]
-    required = [f for f, m in zip(contains, mins, strict=True) if m > 0]
     if len(contains) > 1 and max(mins) <= 1 and len(required) <= MAX_SEVERAL:
         return _several_contains(t, base, item, required, min_i, max_i, depth)
     hit = t.value(base + [f.at("contains") for f in contains], depth + 1)
@@ -221,6 +229,31 @@ def _contains_array(t: Context, schemas, contains, prefixes, rest_locs, min_i, m
         return NEVER
     body = Members(tuple(seq_items), sep, max(min_i, 1), max_i)
     return t.layout.container("[", "]", body, min_i == 0 and min_c == 0, depth)
+
+
+def _prefixed_contains(t: Context, elem_locs, rest_locs, c: Loc, counts: tuple, depth: int) -> Node:
+    """Arrays with prefix items (``elem_locs``) and an item matching ``c``'s contains: the first
+    such item one of the prefix's, or one after it."""
+    min_i, max_i = counts
+    n, sep = len(elem_locs), lit(t.layout.sep(depth))
+    elems = [t.value(ls, depth + 1) for ls in elem_locs]
+    base = [r for r in rest_locs if r.schema is not True]
+    k_hi = None if max_i is None else max_i - n
+    item = NEVER if k_hi == 0 else t.value(base, depth + 1) if base else t.any_value(depth + 1, c)
+    out = []
+    for i in range(n):
+        hit = t.value([*elem_locs[i], c.at("contains")], depth + 1)
+        if hit != NEVER:
+            its = [*elems[:i], hit, *elems[i + 1 :]]
+            out.append(_elements(its, item, k_hi if item != NEVER else 0, sep, max(min_i, i + 1)))
+    hit = NEVER if item == NEVER else t.value([*base, c.at("contains")], depth + 1)
+    if hit != NEVER and NEVER not in elems:
+        tail = Members(((item, 0, None), (hit, 1, 1), (item, 0, None)), sep, max(min_i - n, 1), k_hi)
+        node = tail
+        for e in reversed(elems):
+            node = seq(e, sep, node)
+        out.append(node)
+    return t.layout.container("[", "]", alt(*out), False, depth) if out else NEVER
 
 
 # several contains (each matched once) as a union over the orders their first matches come in (13

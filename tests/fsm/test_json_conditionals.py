@@ -1,8 +1,8 @@
 """``if``/``then``/``else``, ``not`` by keyword groups (De Morgan), ``not`` of ``enum``/``const`` of any
 type, ``maxContains`` (matches and misses by the negation of ``contains``), several ``contains``,
-and ``oneOf`` made exact by those negations: random schemas and values, checked against
-``jsonschema`` in exact mode — every accepted value validates, and every valid value whose objects
-have at most one member (so member order cannot matter) is accepted.
+``contains`` beside ``prefixItems``, and ``oneOf`` made exact by those negations: random schemas
+and values, checked against ``jsonschema`` in exact mode — every accepted value validates, and
+every valid value whose objects have at most one member (so member order cannot matter) is accepted.
 """
 
 from __future__ import annotations
@@ -144,6 +144,10 @@ CASES = [
         "minContains": 0,
         "maxItems": 2,
     },
+    # contains beside prefixItems: the first match among the prefix items or after them
+    {"prefixItems": [{"type": "integer"}], "contains": {"type": "string"}},
+    {"prefixItems": [{"maximum": 1}, True], "contains": {"minimum": 2}, "maxItems": 2},
+    {"prefixItems": [{"type": "integer"}], "contains": {"type": "string"}, "minContains": 0, "items": False},
 ]
 DOCS = [
     *SCALARS,
