@@ -308,10 +308,10 @@ def _multiples(t: Context, m: int, scale: int, loc: Loc, lazy: bool = True) -> N
 
 
 def _lazy_multiples(numbers: Node, m: int, scale: int) -> Node:
-    """The words of ``numbers`` that are multiples of ``m / 10^scale`` (``m`` 1: all of them), by
+    """The words of ``numbers`` that are multiples of ``m / 10^scale`` (all of them for 1), by
     remainders the lazy DFA makes as the text reaches them (`automata.remainders`): the divisors
     whose remainder automaton is too big to build."""
-    return numbers if m == 1 or numbers == NEVER else Multiples(numbers, m, scale)
+    return numbers if (m == 1 and not scale) or numbers == NEVER else Multiples(numbers, m, scale)
 
 
 def exact_zero_fraction(integers: Node) -> Node:

@@ -234,3 +234,12 @@ def test_a_negated_divisor_with_too_many_remainders_is_refused_within_budget(sch
     with pytest.raises(SchemaTooComplex, match="multipleOf"):
         JsonSchema(schema).to_dfa(Limits(max_seconds=2))
     assert time.perf_counter() - start < 2
+
+
+def test_a_lazy_power_of_ten_divisor_keeps_its_decimal_places(vocab, monkeypatch):
+    import fsm.json.numbers as numbers
+
+    monkeypatch.setattr(numbers, "EAGER_REMAINDER_STATES", 0)  # every divisor as a remainder block
+    index = fsm.compile(JsonSchema({"type": "number", "multipleOf": 1e-8}, exact=True), vocab, cache=False)
+    assert accepts(index, "0.00000001") and accepts(index, "12.5") and accepts(index, "0.000000010")
+    assert not accepts(index, "0.000000015") and not accepts(index, "0.000000001")
