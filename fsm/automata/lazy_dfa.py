@@ -410,7 +410,7 @@ class LazyByteDFA(GuardPoints):
                 keyword,
             )
         if self._counters is not None and self._counters.lazy_only:
-            keyword = self._counters.lazy_only[0]
+            keyword = min(self._counters.lazy_only)
             raise SchemaTooComplex(
                 f"{keyword} needs more states than a plain DFA can hold (its automaton makes them as a "
                 "text reaches them): compile the spec into an index (fsm.compile) with a vocabulary that "

@@ -26,7 +26,7 @@ from .language import Alt, And, AnyJson, Auto, Cls, Enc, Guard, Lit, Members, Mi
 from .lengths import min_length
 from .liveness import trim_nfa
 from .ranges import ANY_CHAR, intersect, normalize_ranges
-from .remainders import Multiples, RemainderBlock, refuse_plain
+from .remainders import Multiples, NeedsLazyDfa, RemainderBlock, Remainders, refuse_plain
 
 _COUNTER_MIN = 24  # a counted repeat with at least this many optional copies becomes a counter block
 _UNIT_MAX = 64  # ... when its item is a DFA of at most this many states
@@ -114,12 +114,16 @@ class NFA:
             return self._any_json(node, s)
         if isinstance(node, Multiples):  # a big multipleOf: the lazy DFA only (see `remainders`)
             refuse_plain(node, self.counters)
-            block = RemainderBlock(small_dfa(node.item, self.budget), node.m, node.scale, self.new())
-            if not block.live(block.key(0)):
-                return block.end
-            if not block.expandable:
-                self.counters.lazy_only.append("multipleOf")
-            return self._enter(block, s)
+            rem = self.counters.units.get(node)
+            if rem is None:
+                rem = self.counters.units[node] = Remainders(
+                    small_dfa(node.item, self.budget), node.m, node.scale
+                )
+            if not rem.live(rem.key(0)):
+                return self.new()
+            if not rem.expandable:
+                self.counters.lazy_only.add("multipleOf")
+            return self._enter(RemainderBlock(rem, self.new()), s)
         if isinstance(node, Guard):
             if self.counters is None and node.required_by:
                 raise NotRegular(f"{node.required_by} needs a text check, which only the lazy DFA runs")
@@ -211,7 +215,7 @@ class NFA:
             st = sub.new()
             try:
                 en = sub.build(node.item, st, enc, full)
-            except NotRegular:  # an unbounded value or a rule call inside: copies in this NFA instead
+            except (NotRegular, NeedsLazyDfa):  # a block or rule call inside: copies in this NFA instead
                 self.counters.units[key] = None
                 return None
             unit = None

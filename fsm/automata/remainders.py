@@ -4,7 +4,7 @@ virtual NFA states the lazy DFA makes only when a token walk reaches them.
 The multiples of ``m / 10^scale`` are read by a remainder automaton of about ``m * (scale + 2)``
 states (`multiples.divisible_decimals`); past ``10^5`` of them, intersected with the bounds' automaton,
 that product is too big to build (``multipleOf: 0.123456789`` is 123,456,789 remainders). A
-`RemainderBlock` keeps the bounds' small DFA (the *unit*) and computes ``(unit state, phase,
+`Remainders` keeps the bounds' small DFA (the *unit*) and computes ``(unit state, phase,
 remainder)`` states on demand. The cost it avoids is every remainder a text never reaches.
 
 What keeps generation from a dead end is liveness by arithmetic: the block only leads to states from
@@ -16,8 +16,8 @@ dropped ones is left out (fewer words, never a non-multiple, and never a state w
 
 >>> from fsm.automata import node_to_char_dfa, number_node, Bounds
 >>> unit = node_to_char_dfa(number_node(Bounds()))
->>> b = RemainderBlock(unit, 123456789, 9, end=-1)  # multipleOf 0.123456789
->>> b.live(b.key(0)), b.accepts_text("0.246913578"), b.accepts_text("0.2469135")
+>>> r = Remainders(unit, 123456789, 9)  # multipleOf 0.123456789
+>>> r.live(r.key(0)), r.accepts_text("0.246913578"), r.accepts_text("0.2469135")
 (True, True, False)
 """
 
@@ -45,15 +45,20 @@ _START, _SIGN, _INT = 0, 1, 2
 Piece = tuple[int, int, int]  # (first, step, count): first + i * step for i < count
 
 
+class NeedsLazyDfa(SpecTooComplex):
+    """A remainder block outside the lazy DFA (a counter block's unit is built as a plain automaton:
+    it then repeats its item in the lazy NFA instead)."""
+
+
 def refuse_plain(node: Multiples, counters: object) -> None:
-    """`SpecTooComplex` when no lazy DFA (``counters``) will run ``node``: a plain automaton would
+    """`NeedsLazyDfa` when no lazy DFA (``counters``) will run ``node``: a plain automaton would
     hold every remainder.
 
     >>> from fsm.automata import lit
     >>> refuse_plain(Multiples(lit("7"), 7, 0), object())
     """
     if counters is None:
-        raise SpecTooComplex(
+        raise NeedsLazyDfa(
             f"multipleOf: the remainders of {node.m:,} read digit by digit are too many states for a plain "
             "automaton; only the lazy DFA of an index (fsm.compile) runs them",
             budget="max_states",
@@ -112,15 +117,16 @@ def _hits(pieces: tuple[Piece, ...], target: int, m: int) -> bool:
     return False
 
 
-class RemainderBlock:
+class Remainders:
     """The words of ``unit`` (a JSON number language without exponent) whose value times
-    ``10^scale`` is an integer divisible by ``m``, as virtual states ``(q, phase, r)``: ``q`` a
-    unit state, ``r`` the remainder mod ``m`` of the integer digits and the first ``scale`` fraction
-    digits read so far (later fraction digits must be zeros). ``end``: the real NFA state after it.
+    ``10^scale`` is an integer divisible by ``m``, as states ``(q, phase, r)``: ``q`` a unit state,
+    ``r`` the remainder mod ``m`` of the integer digits and the first ``scale`` fraction digits read
+    so far (later fraction digits must be zeros). Shared by the `RemainderBlock`s of one language
+    (the copies of an array's item): its arithmetic is done once.
     """
 
-    def __init__(self, unit: CharDFA, m: int, scale: int, end: int):
-        self.unit, self.m, self.scale, self.end = unit, m, scale, end
+    def __init__(self, unit: CharDFA, m: int, scale: int):
+        self.unit, self.m, self.scale = unit, m, scale
         self.zeros = 4 + scale  # the phase past the scale: only zeros, remainder 0
         # whether a plain DFA may expand every state (as many as the eager product would have)
         self.expandable = m * (scale + 2) <= _EXPANDABLE
@@ -218,6 +224,11 @@ class RemainderBlock:
             self._keys.append(key)
         return i
 
+    @property
+    def states_made(self) -> int:
+        """How many states a text has reached so far."""
+        return len(self._keys)
+
     def key(self, local: int) -> tuple[int, int, int]:
         """The ``(q, phase, r)`` of local state ``local``."""
         return self._keys[local]
@@ -280,21 +291,16 @@ class RemainderBlock:
                     out.append((c, c, (t, *nxt)))
         return out  # type: ignore[return-value]
 
-    def eps(self, local: int) -> list:
-        """``end`` when local state ``local`` holds a multiple the unit accepts."""
+    def accepting(self, local: int) -> bool:
+        """Whether local state ``local`` holds a multiple the unit accepts."""
         q, phase, r = self._keys[local]
-        return [self.end] if self.unit.accepting[q] and self._accepts(phase, r) else []
-
-    def all_edges(self) -> Iterator[Edge]:
-        """Every edge the block can take: one character each (digits lead to different remainders)."""
-        for c in (_MINUS, _DOT, *range(_ZERO, _NINE + 1)):
-            yield (c, c, 0)
+        return self.unit.accepting[q] and self._accepts(phase, r)
 
     def accepts_text(self, text: str) -> bool:
         """Whether ``text`` is read to an accepting state through live states only (tests, docs).
 
         >>> from fsm.automata import node_to_char_dfa, number_node, Bounds
-        >>> RemainderBlock(node_to_char_dfa(number_node(Bounds())), 7, 0, -1).accepts_text("-14")
+        >>> Remainders(node_to_char_dfa(number_node(Bounds())), 7, 0).accepts_text("-14")
         True
         """
         local = 0
@@ -303,4 +309,23 @@ class RemainderBlock:
             if not hit:
                 return False
             local = self.local(hit[0])
-        return bool(self.eps(local))
+        return self.accepting(local)
+
+
+class RemainderBlock:
+    """One place a `Remainders` language is entered, ``end`` the real NFA state after it (the
+    virtual-state protocol of `blocks.Counters`: local ids, edges, epsilon moves)."""
+
+    def __init__(self, remainders: Remainders, end: int):
+        self.remainders, self.end = remainders, end
+        self.local = remainders.local
+        self.edges = remainders.edges
+
+    def eps(self, local: int) -> list:
+        """``end`` when local state ``local`` holds a multiple the unit accepts."""
+        return [self.end] if self.remainders.accepting(local) else []
+
+    def all_edges(self) -> Iterator[Edge]:
+        """Every edge the block can take: one character each (digits lead to different remainders)."""
+        for c in (_MINUS, _DOT, *range(_ZERO, _NINE + 1)):
+            yield (c, c, 0)

@@ -243,3 +243,19 @@ def test_a_lazy_power_of_ten_divisor_keeps_its_decimal_places(vocab, monkeypatch
     index = fsm.compile(JsonSchema({"type": "number", "multipleOf": 1e-8}, exact=True), vocab, cache=False)
     assert accepts(index, "0.00000001") and accepts(index, "12.5") and accepts(index, "0.000000010")
     assert not accepts(index, "0.000000015") and not accepts(index, "0.000000001")
+
+
+def test_items_with_a_big_divisor_are_copies_sharing_one_remainder_language(vocab):
+    # the item cannot be a counter block's unit (a plain automaton): each copy enters the same
+    # lazily made remainder states, their arithmetic done once
+    schema = {
+        "type": "array",
+        "items": {"type": "integer", "multipleOf": 123457},
+        "minItems": 2,
+        "maxItems": 3000,
+    }
+    start = time.perf_counter()
+    index = fsm.compile(JsonSchema(schema, exact=True), vocab, cache=False, limits=Limits(max_seconds=120))
+    assert accepts(index, "[" + ",".join(["246914", "0", "-123457"] * 40) + "]")
+    assert not accepts(index, "[0]") and not accepts(index, "[0,1]") and not accepts(index, "[0,123456]")
+    assert time.perf_counter() - start < 60  # 3,000 copies each redoing the arithmetic took ~3 s alone
