@@ -100,13 +100,14 @@ class Auto(Node):
 @dataclass(frozen=True)
 class Multiples(Node):
     """The words of ``item`` (JSON numbers without exponent) whose value times ``10^scale`` is an
-    integer divisible by ``m``: the multiples of ``m / 10^scale``. For a divisor whose remainders
-    are too many to build (`remainders.RemainderBlock` runs it in the lazy DFA; every other
-    construction refuses it as too complex)."""
+    integer divisible by ``m`` and by none of ``negs``: the multiples of ``m / 10^scale``. For
+    divisors whose remainders are too many to build (`remainders.RemainderBlock` runs them in the
+    lazy DFA; every other construction refuses it as too complex)."""
 
     item: Node
     m: int
     scale: int
+    negs: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

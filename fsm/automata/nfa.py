@@ -116,9 +116,8 @@ class NFA:
             refuse_plain(node, self.counters)
             rem = self.counters.units.get(node)
             if rem is None:
-                rem = self.counters.units[node] = Remainders(
-                    small_dfa(node.item, self.budget), node.m, node.scale
-                )
+                unit = small_dfa(node.item, self.budget)
+                rem = self.counters.units[node] = Remainders(unit, node.m, node.scale, node.negs)
             if not rem.live(rem.key(0)):
                 return self.new()
             if not rem.expandable:

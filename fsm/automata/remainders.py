@@ -10,7 +10,8 @@ remainder)`` states on demand. The cost it avoids is every remainder a text neve
 What keeps generation from a dead end is liveness by arithmetic: the block only leads to states from
 which some completion is a multiple. For each unit state it gathers the values its completions add
 (per count of integer digits still to come, as arithmetic progressions: a digit range over a full
-block of lower digits is one progression) and solves one linear congruence per progression. A set of
+block of lower digits is one progression) and counts the multiples in each by a linear congruence
+(negated divisors, ``not: {multipleOf}``, by inclusion and exclusion over their multiples). A set of
 more than `_MAX_PIECES` progressions keeps its largest ones: a state whose only multiples were in the
 dropped ones is left out (fewer words, never a non-multiple, and never a state without a way on).
 
@@ -24,7 +25,7 @@ dropped ones is left out (fewer words, never a non-multiple, and never a state w
 from __future__ import annotations
 
 from collections.abc import Iterator
-from math import gcd
+from math import gcd, lcm
 
 from ..errors import SpecTooComplex
 from .char_dfa import CharDFA, Edge
@@ -99,20 +100,24 @@ def _lead(pieces: tuple[Piece, ...], lo: int, hi: int, k: int) -> list[Piece]:
     return out
 
 
-def _hits(pieces: tuple[Piece, ...], target: int, m: int) -> bool:
-    """Whether some value of ``pieces`` is ``target`` modulo ``m``."""
+def _count(a: int, st: int, n: int, mod: int) -> int:
+    """How many ``i < n`` make ``a + i * st`` a multiple of ``mod``."""
+    g = gcd(st, mod)
+    if a % g:
+        return 0
+    period = mod // g
+    i = (-a // g) * pow(st // g, -1, period) % period if period > 1 else 0
+    return 0 if i >= n else (n - 1 - i) // period + 1
+
+
+def _hits(pieces: tuple[Piece, ...], target: int, m: int, negs: tuple[int, ...]) -> bool:
+    """Whether some value ``v`` of ``pieces`` makes ``v - target`` a multiple of ``m`` and of no
+    ``negs``: the count of those, by inclusion and exclusion over the ``negs``, is not 0."""
+    subsets = [(1, m)]
+    for n in negs:
+        subsets += [(-sign, lcm(mod, n)) for sign, mod in subsets]
     for a, st, n in pieces:
-        diff = (target - a) % m
-        if n == 1:
-            if diff == 0:
-                return True
-            continue
-        g = gcd(st, m)
-        if diff % g:
-            continue
-        mg = m // g
-        i = (diff // g) * pow(st // g, -1, mg) % mg if mg > 1 else 0
-        if i < n:
+        if sum(sign * _count(a - target, st if n > 1 else 1, n, mod) for sign, mod in subsets) > 0:
             return True
     return False
 
@@ -125,11 +130,12 @@ class Remainders:
     (the copies of an array's item): its arithmetic is done once.
     """
 
-    def __init__(self, unit: CharDFA, m: int, scale: int):
-        self.unit, self.m, self.scale = unit, m, scale
-        self.zeros = 4 + scale  # the phase past the scale: only zeros, remainder 0
+    def __init__(self, unit: CharDFA, m: int, scale: int, negs: tuple[int, ...] = ()):
+        self.unit, self.m, self.scale, self.negs = unit, m, scale, negs
+        self.mod = lcm(m, *negs)  # the remainders kept: what each divisor needs
+        self.zeros = 4 + scale  # the phase past the scale: only zeros
         # whether a plain DFA may expand every state (as many as the eager product would have)
-        self.expandable = m * (scale + 2) <= _EXPANDABLE
+        self.expandable = self.mod * (scale + 2) <= _EXPANDABLE
         self._ids: dict[tuple[int, int, int], int] = {}
         self._keys: list[tuple[int, int, int]] = []
         self._live: dict[tuple[int, int, int], bool] = {}
@@ -241,31 +247,35 @@ class Remainders:
         return hit
 
     def _find(self, q: int, phase: int, r: int) -> bool:
-        m, s = self.m, self.scale
+        mod, s = self.mod, self.scale
         if phase == self.zeros:
-            return self._zacc[q]
+            return self._zacc[q] and self._passes(r)
         if phase > _INT:
             j = phase - 3
             pieces = self._frac[j].get(q)
-            return pieces is not None and _hits(pieces, -r * pow(10, s - j, m) % m, m)
+            return pieces is not None and _hits(pieces, -r * pow(10, s - j, mod) % mod, self.m, self.negs)
         for digits in range(_MAX_DIGITS + 1):
             level = self._level(digits)
             if level is None:
                 return False
             pieces = level[phase].get(q)
-            if pieces is not None and _hits(pieces, -r * pow(10, digits + s, m) % m, m):
+            if pieces is not None and _hits(pieces, -r * pow(10, digits + s, mod) % mod, self.m, self.negs):
                 return True
         return False
+
+    def _passes(self, scaled: int) -> bool:
+        """Whether a scaled value with remainder ``scaled`` is a multiple of ``m`` and of no ``negs``."""
+        return scaled % self.m == 0 and all(scaled % n for n in self.negs)
 
     def _step(self, phase: int, r: int, c: int) -> tuple[int, int] | None:
         """(phase, remainder) after character ``c``, None where no multiple is spelled so."""
         if _ZERO <= c <= _NINE:
             d = c - _ZERO
             if phase <= _INT:
-                return _INT, (r * 10 + d) % self.m
+                return _INT, (r * 10 + d) % self.mod
             if phase < 3 + self.scale:
-                return phase + 1, (r * 10 + d) % self.m
-            return (self.zeros, 0) if d == 0 and r == 0 else None
+                return phase + 1, (r * 10 + d) % self.mod
+            return (self.zeros, r) if d == 0 else None  # past the scale: the value must be whole
         if c == _MINUS and phase == _START:
             return _SIGN, 0
         if c == _DOT and phase == _INT:
@@ -274,11 +284,11 @@ class Remainders:
 
     def _accepts(self, phase: int, r: int) -> bool:
         if phase == self.zeros:
-            return True
+            return self._passes(r)
         if phase == _INT:
-            return r * pow(10, self.scale, self.m) % self.m == 0
+            return self._passes(r * pow(10, self.scale, self.mod) % self.mod)
         j = phase - 3
-        return 1 <= j <= self.scale and r * pow(10, self.scale - j, self.m) % self.m == 0
+        return 1 <= j <= self.scale and self._passes(r * pow(10, self.scale - j, self.mod) % self.mod)
 
     def edges(self, local: int) -> list[Edge]:
         """Character edges of local state ``local`` to live states; targets are local keys."""

@@ -53,6 +53,7 @@ _DIGIT, _NONZERO = cls((48, 57)), cls((49, 57))
 SIGNIFICANT_DIGITS = 15
 # leading fraction zeros: 1e-300 is still a nonzero double (1e-400 parses to 0.0, an integer)
 _LEADING_ZEROS = 300
+_ANY_INTEGER = seq(opt(lit("-")), alt(lit("0"), seq(_NONZERO, rep(_DIGIT, 0, None))))
 # an integer of at most SIGNIFICANT_DIGITS digits: its double is itself
 _SHORT_INTEGER = seq(opt(lit("-")), rep(_DIGIT, 1, SIGNIFICANT_DIGITS))
 _ZEROS = seq(lit("."), rep(lit("0"), 1, ZERO_FRACTION_DIGITS))  # a zero fraction: .0 to .000...
@@ -106,19 +107,17 @@ def number_language(t: Context, schemas: list[Loc], integer: bool) -> Node:
         return NEVER
     if integral:
         # an integer is a multiple of p/q (lowest terms) when it is one of p
-        node = integer_node(b, number_digits(t, divisors or negated))
         ms = {q.numerator: f for q, f in divisors if q.numerator != 1}
-        extra = [_multiples(t, m, 0, f, not negated) for m, f in sorted(ms.items())]
+        if negated:
+            # no digit count to pair with the remainders: every length past the bounds' own; no
+            # zero-fraction spelling: a long one may parse to a multiple's double
+            return _integers_outside(t, ms, negated, uncapped_integers(b) if b.bounded else _ANY_INTEGER)
+        node = integer_node(b, number_digits(t, divisors))
+        extra = [_multiples(t, m, 0, f) for m, f in sorted(ms.items())]
         # divisors with too many remainders to build: one lazy remainder block for their lcm
         big = math.lcm(*[m for m, e in zip(sorted(ms), extra, strict=True) if e is None])
         extra = [e for e in extra if e is not None]
-        if negated:
-            extra = _integers_outside(t, ms, negated, extra)
-            # no digit count to pair with the remainders: every length past the bounds' own
-            node = uncapped_integers(b) if b.bounded else extra.pop()
         node = And((node, *extra)) if extra and node != NEVER else node
-        if negated:
-            return node  # no zero-fraction spelling: a long one may parse to a multiple's double
         # draft 4's integer type is the numbers written without a fraction (1.0 is not one)
         draft4 = integer and t is not None and t.draft <= 4
         if t is None or not t.policy.number_spellings or draft4:
@@ -136,28 +135,32 @@ def number_language(t: Context, schemas: list[Loc], integer: bool) -> Node:
     spellings = t is not None and t.policy.number_spellings and not t.regex_text
     if spellings and b.bounded and not divisors and not negated and not non_integral:
         node = alt(node, _exponents(b, False))  # unbounded, `number_node` spells exponents itself
-    extra = [NON_INTEGRAL] if non_integral else []
     scales = [_decimal_places(q.denominator) for q, _ in divisors]
-    for (q, f), scale in zip(divisors, scales, strict=True):
-        extra.append(_multiples(t, q.numerator * 10**scale // q.denominator, scale, f, not negated))
-    if None in extra:
-        # a divisor with too many remainders to build: every divisor in one lazy remainder block, the
-        # multiples of their lcm at the finest scale (no other remainder automaton in its unit)
+    mults = [
+        _multiples(t, q.numerator * 10**s // q.denominator, s, f)
+        for (q, f), s in zip(divisors, scales, strict=True)
+    ]
+
+    def multiples(*more: Node) -> Node:
+        """``node`` and ``more``, the multiples of every divisor; a divisor with too many remainders
+        to build puts all of them in one lazy remainder block (the lcm at the finest scale)."""
+        if None not in mults:
+            return And((node, *more, *mults)) if more or mults else node
         top = max(scales)
         big = math.lcm(*[int(q * 10**top) for q, _ in divisors])
-        rest = [NON_INTEGRAL] if non_integral else []
-        return _lazy_multiples(And((node, *rest)) if rest else node, big, top)
+        return _lazy_multiples(And((node, *more)) if more else node, big, top)
+
     if negated:
         # a non-integral number is no multiple of an integer; an integral one is one the integers'
-        # automaton keeps. Two products, not one over their union: a fraction's digit count never
-        # meets the remainders
-        whole = {q.numerator: f for q, f in divisors if q.denominator == 1 and q.numerator != 1}
-        ints = _integers_outside(t, whole, negated, [e for e in extra if e is not NON_INTEGRAL])
-        first = [uncapped_integers(b)] if b.bounded else []  # else the integers' automata spell them
-        fractions = And((node, *extra, NON_INTEGRAL))
-        # a negated integer type beside it leaves no integer, non-multiples included
-        return fractions if non_integral else alt(And((*first, *ints)), fractions)
-    return And((node, *extra)) if extra else node
+        # language keeps. Two products, not one over their union: a fraction's digit count never
+        # meets the remainders. A negated integer type beside it leaves no integer at all
+        fractions = multiples(NON_INTEGRAL)
+        if non_integral:
+            return fractions
+        whole = {q.numerator: f for q, f in divisors if q.numerator != 1}
+        ints = _integers_outside(t, whole, negated, uncapped_integers(b) if b.bounded else _ANY_INTEGER)
+        return alt(ints, fractions)
+    return multiples(NON_INTEGRAL) if non_integral else multiples()
 
 
 # whole exponent spellings stay below 1e308 (as the integers written out do, `EXACT_INTEGER_DIGITS`):
@@ -245,21 +248,26 @@ def uncapped_integers(b: Bounds) -> Node:
     return alt(seq(lit("-"), positive), integer_range(0, hi))
 
 
-def _integers_outside(t: Context, ms: dict[int, Loc], negated: dict, extra: list[Node]) -> list[Node]:
-    """The integers that are multiples of every ``ms`` and of no ``negated`` divisor, as automata to
-    intersect: one remainder automaton modulo their least common multiple when it is small enough
-    (then it replaces the ``ms`` automata among ``extra``), else one complement per negated divisor."""
+def _integers_outside(t: Context, ms: dict[int, Loc], negated: dict, integers: Node) -> Node:
+    """The ``integers`` that are multiples of every ``ms`` and of no ``negated`` divisor: one
+    remainder automaton modulo their least common multiple when it is small, else a lazy remainder
+    block (as regex text: one complement automaton per negated divisor)."""
+    if integers == NEVER:
+        return NEVER
     cap = MAX_REMAINDER_STATES if t is None else min(MAX_REMAINDER_STATES, t.budget().limits.max_states)
     pos = sorted(ms)
     negs = sorted({int(m) for m, _ in negated})
     lcm = math.lcm(*pos, *negs)
-    if lcm + 3 > cap // 4:
-        return extra + [_non_multiples(t, m, f) for (m, _), f in negated.items()]
-    rest = [e for e in extra if e not in [_multiples(t, m, 0, f) for m, f in ms.items()]]
-    node: Node = integer_residues(lcm, lambda r: all(r % p == 0 for p in pos) and all(r % n for n in negs))
     if any(isinstance(m, float) for m, _ in negated):  # validators divide a float divisor's double
-        node = And((node, seq(opt(lit("-")), rep(_DIGIT, 1, SIGNIFICANT_DIGITS))))
-    return [*rest, node]
+        integers = And((integers, _SHORT_INTEGER))
+    lazy = t is None or not t.regex_text
+    if lcm + 3 <= (EAGER_REMAINDER_STATES if lazy else cap // 4):
+        residues = integer_residues(lcm, lambda r: all(r % p == 0 for p in pos) and all(r % n for n in negs))
+        return And((integers, residues))
+    if lazy:
+        return Multiples(integers, math.lcm(*pos), 0, tuple(negs))
+    parts = [_multiples(t, m, 0, f, lazy=False) for m, f in ms.items()]
+    return And((integers, *parts, *[_non_multiples(t, m, f) for (m, _), f in negated.items()]))
 
 
 def _non_multiples(t: Context, m: int | float, loc: Loc) -> Node:

@@ -6,6 +6,7 @@ bounds, digit caps and fraction lengths."""
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from fractions import Fraction
 
@@ -21,6 +22,7 @@ from fsm.automata import (
     alt,
     divisible_decimals,
     integer_node,
+    integer_residues,
     lit,
     node_nfa,
     node_to_char_dfa,
@@ -85,6 +87,23 @@ def test_lazy_block_is_the_eager_product(m, scale, lo, hi, integral, digits, fra
     b = _bounds(lo, hi)
     numbers = integer_node(b, digits) if integral else number_node(b, digits, frac)
     _same_language(Multiples(numbers, m, scale), And((numbers, divisible_decimals(m, scale))))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    m=st.integers(1, 40),
+    negs=st.lists(st.integers(2, 40), min_size=1, max_size=3),
+    lo=ends,
+    hi=ends,
+    digits=st.integers(1, 5),
+)
+def test_negated_divisors_are_the_eager_residue_automaton(m, negs, lo, hi, digits):
+    if lo is not None and hi is not None and lo > hi:
+        lo, hi = hi, lo
+    numbers = integer_node(_bounds(lo, hi), digits)
+    mod = math.lcm(m, *negs)
+    residues = integer_residues(mod, lambda r: r % m == 0 and all(r % n for n in negs))
+    _same_language(Multiples(numbers, m, 0, tuple(negs)), And((numbers, residues)))
 
 
 @pytest.mark.parametrize(
