@@ -124,10 +124,11 @@ def _hits(pieces: tuple[Piece, ...], target: int, m: int, negs: tuple[int, ...])
 
 class Remainders:
     """The words of ``unit`` (a JSON number language without exponent) whose value times
-    ``10^scale`` is an integer divisible by ``m``, as states ``(q, phase, r)``: ``q`` a unit state,
-    ``r`` the remainder mod ``m`` of the integer digits and the first ``scale`` fraction digits read
-    so far (later fraction digits must be zeros). Shared by the `RemainderBlock`s of one language
-    (the copies of an array's item): its arithmetic is done once.
+    ``10^scale`` is an integer divisible by ``m`` and by none of ``negs``, as states ``(q, phase,
+    r)``: ``q`` a unit state, ``r`` the remainder (mod the lcm of the divisors) of the integer digits
+    and the first ``scale`` fraction digits read so far (later fraction digits must be zeros).
+    Shared by the `RemainderBlock`s of one language (the copies of an array's item): its arithmetic
+    is done once. Liveness costs ``2^len(negs)`` congruences per progression.
     """
 
     def __init__(self, unit: CharDFA, m: int, scale: int, negs: tuple[int, ...] = ()):

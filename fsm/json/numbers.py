@@ -53,6 +53,8 @@ _DIGIT, _NONZERO = cls((48, 57)), cls((49, 57))
 SIGNIFICANT_DIGITS = 15
 # leading fraction zeros: 1e-300 is still a nonzero double (1e-400 parses to 0.0, an integer)
 _LEADING_ZEROS = 300
+# negated divisors one remainder block takes (its liveness counts 2^n congruences per progression)
+_MAX_NEGATED = 10
 _ANY_INTEGER = seq(opt(lit("-")), alt(lit("0"), seq(_NONZERO, rep(_DIGIT, 0, None))))
 # an integer of at most SIGNIFICANT_DIGITS digits: its double is itself
 _SHORT_INTEGER = seq(opt(lit("-")), rep(_DIGIT, 1, SIGNIFICANT_DIGITS))
@@ -264,7 +266,7 @@ def _integers_outside(t: Context, ms: dict[int, Loc], negated: dict, integers: N
     if lcm + 3 <= (EAGER_REMAINDER_STATES if lazy else cap // 4):
         residues = integer_residues(lcm, lambda r: all(r % p == 0 for p in pos) and all(r % n for n in negs))
         return And((integers, residues))
-    if lazy:
+    if lazy and len(negs) <= _MAX_NEGATED:
         return Multiples(integers, math.lcm(*pos), 0, tuple(negs))
     parts = [_multiples(t, m, 0, f, lazy=False) for m, f in ms.items()]
     return And((integers, *parts, *[_non_multiples(t, m, f) for (m, _), f in negated.items()]))
