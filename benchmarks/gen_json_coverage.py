@@ -206,8 +206,9 @@ ROWS = [
         S,
         "by decimal arithmetic (the decimal the schema wrote: 19.99 is a multiple of 0.01, where jsonschema's "
         "double division says no): a divisor's power of ten is trailing zeros, the rest a remainder automaton "
-        "(past 1,000 states a lazy block whose remainders are made as the text reaches them, any divisor: "
-        "to_dfa refuses one past 100,000); a decimal divisor through its decimal expansion",
+        "(past 1,000 states a lazy block whose remainders are made as the text reaches them, any divisor, "
+        "negated integral ones too: to_dfa refuses one past 100,000); a decimal divisor through its decimal "
+        "expansion",
         {"type": "integer", "multipleOf": 7},
         "test_json_multiples.py::test_integer_divisors_accept_exactly_the_multiples",
     ),
