@@ -15,7 +15,8 @@ Modules, bottom layer first (each imports only modules listed above it):
   copies a subset can drop; `char_dfa`: `CharDFA` and subset
   construction, complement, trim, product, difference with words; `boolean_dfa`: and, or, not and
   exactly-one of character DFAs, each result minimized.
-- `blocks`: virtual NFA states (counter and product blocks); `liveness`: which NFA states can
+- `blocks`: virtual NFA states (counter and product blocks); `remainders`: the lazy remainder block
+  of a big ``multipleOf``; `liveness`: which NFA states can
   still finish; `spelling`: whether single-byte tokens finish from every state; `byte_classes`:
   the lazy DFA's columns; `lazy_dfa`: the lazily determinized byte DFA.
 - `nfa`: the Thompson NFA of a tree, and small character DFAs through it (`small_dfa`).
@@ -50,6 +51,7 @@ from .language import (
     Lit,
     Members,
     Minus,
+    Multiples,
     Node,
     Ref,
     Rep,
@@ -114,6 +116,7 @@ __all__ = [
     "Lit",
     "Members",
     "Minus",
+    "Multiples",
     "Node",
     "Ranges",
     "Ref",

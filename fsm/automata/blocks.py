@@ -173,6 +173,8 @@ class Counters:
         self.entries: list[tuple[int, int]] = []
         self.guards: dict[int, tuple[Callable[[bytes], bool], int]] = {}  # point -> (check, after)
         self.required: dict[int, str] = {}  # point -> the keyword that needs its check run
+        # keywords of blocks a plain DFA cannot hold (a huge multipleOf's remainders)
+        self.lazy_only: set[str] = set()
 
     def guard(self, point: int, check: Callable[[bytes], bool], after: int, required_by: str | None) -> None:
         """Record guard point ``point`` (live when ``after`` is: an entry, as a block's is)."""

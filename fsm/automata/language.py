@@ -98,6 +98,19 @@ class Auto(Node):
 
 
 @dataclass(frozen=True)
+class Multiples(Node):
+    """The words of ``item`` (JSON numbers without exponent) whose value times ``10^scale`` is an
+    integer divisible by ``m`` and by none of ``negs``: the multiples of ``m / 10^scale``. For
+    divisors whose remainders are too many to build (`remainders.RemainderBlock` runs them in the
+    lazy DFA; every other construction refuses it as too complex)."""
+
+    item: Node
+    m: int
+    scale: int
+    negs: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
 class Val(Node):
     """Marks one whole JSON value (grammar output keeps it one terminal when it is regular)."""
 
@@ -153,7 +166,7 @@ def _memo_hash(cls: type) -> None:
     cls.__hash__ = __hash__  # type: ignore[method-assign]
 
 
-for _cls in (Seq, Alt, Rep, Members, Enc, And, Minus, Auto, Val):
+for _cls in (Seq, Alt, Rep, Members, Enc, And, Minus, Auto, Multiples, Val):
     _memo_hash(_cls)
 
 NEVER = Alt(())

@@ -409,6 +409,15 @@ class LazyByteDFA(GuardPoints):
                 "every byte on its own",
                 keyword,
             )
+        if self._counters is not None and self._counters.lazy_only:
+            keyword = min(self._counters.lazy_only)
+            raise SchemaTooComplex(
+                f"{keyword} needs more states than a plain DFA can hold (its automaton makes them as a "
+                "text reaches them): compile the spec into an index (fsm.compile) with a vocabulary that "
+                "spells every byte on its own",
+                budget="max_states",
+                limit=self.limits.max_states,
+            )
         self.expand_all()
         n = self.n_states
         self.budget.charge(n * (self.n_classes * 4 + 1) * 2, _WHAT)  # the copy, and the merged one

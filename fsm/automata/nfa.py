@@ -26,6 +26,7 @@ from .language import Alt, And, AnyJson, Auto, Cls, Enc, Guard, Lit, Members, Mi
 from .lengths import min_length
 from .liveness import trim_nfa
 from .ranges import ANY_CHAR, intersect, normalize_ranges
+from .remainders import Multiples, NeedsLazyDfa, RemainderBlock, Remainders, refuse_plain
 
 _COUNTER_MIN = 24  # a counted repeat with at least this many optional copies becomes a counter block
 _UNIT_MAX = 64  # ... when its item is a DFA of at most this many states
@@ -111,6 +112,17 @@ class NFA:
             return self.embed(d, s, enc)
         if isinstance(node, AnyJson):
             return self._any_json(node, s)
+        if isinstance(node, Multiples):  # a big multipleOf: the lazy DFA only (see `remainders`)
+            refuse_plain(node, self.counters)
+            rem = self.counters.units.get(node)
+            if rem is None:
+                unit = small_dfa(node.item, self.budget)
+                rem = self.counters.units[node] = Remainders(unit, node.m, node.scale, node.negs)
+            if not rem.live(rem.key(0)):
+                return self.new()
+            if not rem.expandable:
+                self.counters.lazy_only.add("multipleOf")
+            return self._enter(RemainderBlock(rem, self.new()), s)
         if isinstance(node, Guard):
             if self.counters is None and node.required_by:
                 raise NotRegular(f"{node.required_by} needs a text check, which only the lazy DFA runs")
@@ -202,7 +214,7 @@ class NFA:
             st = sub.new()
             try:
                 en = sub.build(node.item, st, enc, full)
-            except NotRegular:  # an unbounded value or a rule call inside: copies in this NFA instead
+            except (NotRegular, NeedsLazyDfa):  # a block or rule call inside: copies in this NFA instead
                 self.counters.units[key] = None
                 return None
             unit = None
@@ -219,11 +231,13 @@ class NFA:
             self.counters.units[key] = unit
         if unit is None:
             return None
-        end = self.new()
-        block = CounterBlock(unit, node.lo, node.hi, end)
+        return self._enter(CounterBlock(unit, node.lo, node.hi, self.new()), s)
+
+    def _enter(self, block, s: int) -> int:
+        """Virtual ``block`` entered from ``s``: its end state."""
         self.eps[s].append(self.counters.add(block))
-        self.counters.entries.append((s, end))
-        return end
+        self.counters.entries.append((s, block.end))
+        return block.end
 
     def _any_json(self, node: AnyJson, s: int) -> int:
         """An unbounded JSON value as a pushdown block (lazy consumers only, see `any_value`)."""
@@ -235,10 +249,7 @@ class NFA:
             dfas = self.counters.units[key] = [
                 node_to_char_dfa(part, self.budget) for part in scalar_nodes(node.max_string_length)
             ]
-        end = self.new()
-        self.eps[s].append(self.counters.add(AnyValueBlock(dfas[0], dfas[1], end, node.indent, node.depth)))
-        self.counters.entries.append((s, end))
-        return end
+        return self._enter(AnyValueBlock(dfas[0], dfas[1], self.new(), node.indent, node.depth), s)
 
     def _length_product(self, node: And, s: int, enc: bool) -> int | None:
         """``And(L, Rep(Cls, lo, hi))`` with a long count as a lazy product block, or None.
@@ -274,12 +285,8 @@ class NFA:
             self.counters.units[key] = shared
         if shared is None:
             return None
-        end = self.new()
-        block = ProductBlock(shared[0], lo, hi, end, shared[1], enc)
-        if block.live(0, 0):
-            self.eps[s].append(self.counters.add(block))
-            self.counters.entries.append((s, end))
-        return end
+        block = ProductBlock(shared[0], lo, hi, self.new(), shared[1], enc)
+        return self._enter(block, s) if block.live(0, 0) else block.end
 
     def _cls_to(self, ranges, enc: bool, full: bool, s: int, e: int) -> None:
         """Edges from ``s`` to ``e`` for one character of ``ranges`` (JSON-encoded when ``enc``)."""

@@ -17,6 +17,7 @@ from ..automata import (
     NEVER,
     And,
     Bounds,
+    Multiples,
     Node,
     TooManyRemainders,
     alt,
@@ -40,6 +41,10 @@ from .keywords import num
 
 # a multipleOf's remainder automaton (the divisor's part prime to 10) may have this many states
 MAX_REMAINDER_STATES = 100_000
+# ... and is built whole up to this many, past it run lazily (`automata.remainders`) where the lazy
+# DFA runs the schema: its product with the bounds' automaton grows with both (multipleOf 997 in
+# exact mode: 4.9 s to the first mask built whole, 0.01 s lazily; 97: 0.7 s and 0.01 s)
+EAGER_REMAINDER_STATES = 1_000
 ZERO_FRACTION_DIGITS = 20  # as many as any other fraction gets (automata.numbers.MAX_FRACTION_DIGITS)
 _DIGIT, _NONZERO = cls((48, 57)), cls((49, 57))
 # significant digits a decimal may have and still parse to a non-integral double: with m < 10^15
@@ -48,6 +53,9 @@ _DIGIT, _NONZERO = cls((48, 57)), cls((49, 57))
 SIGNIFICANT_DIGITS = 15
 # leading fraction zeros: 1e-300 is still a nonzero double (1e-400 parses to 0.0, an integer)
 _LEADING_ZEROS = 300
+# negated divisors one remainder block takes (its liveness counts 2^n congruences per progression)
+_MAX_NEGATED = 10
+_ANY_INTEGER = seq(opt(lit("-")), alt(lit("0"), seq(_NONZERO, rep(_DIGIT, 0, None))))
 # an integer of at most SIGNIFICANT_DIGITS digits: its double is itself
 _SHORT_INTEGER = seq(opt(lit("-")), rep(_DIGIT, 1, SIGNIFICANT_DIGITS))
 _ZEROS = seq(lit("."), rep(lit("0"), 1, ZERO_FRACTION_DIGITS))  # a zero fraction: .0 to .000...
@@ -101,25 +109,26 @@ def number_language(t: Context, schemas: list[Loc], integer: bool) -> Node:
         return NEVER
     if integral:
         # an integer is a multiple of p/q (lowest terms) when it is one of p
-        node = integer_node(b, number_digits(t, divisors or negated))
         ms = {q.numerator: f for q, f in divisors if q.numerator != 1}
+        if negated:
+            # no digit count to pair with the remainders: every length past the bounds' own; no
+            # zero-fraction spelling: a long one may parse to a multiple's double
+            return _integers_outside(t, ms, negated, uncapped_integers(b) if b.bounded else _ANY_INTEGER)
+        node = integer_node(b, number_digits(t, divisors))
         extra = [_multiples(t, m, 0, f) for m, f in sorted(ms.items())]
-        if negated:
-            extra = _integers_outside(t, ms, negated, extra)
-            # no digit count to pair with the remainders: every length past the bounds' own
-            node = uncapped_integers(b) if b.bounded else extra.pop()
+        # divisors with too many remainders to build: one lazy remainder block for their lcm
+        big = math.lcm(*[m for m, e in zip(sorted(ms), extra, strict=True) if e is None])
+        extra = [e for e in extra if e is not None]
         node = And((node, *extra)) if extra and node != NEVER else node
-        if negated:
-            return node  # no zero-fraction spelling: a long one may parse to a multiple's double
         # draft 4's integer type is the numbers written without a fraction (1.0 is not one)
         draft4 = integer and t is not None and t.draft <= 4
         if t is None or not t.policy.number_spellings or draft4:
-            return node
+            return _lazy_multiples(node, big, 0)
         # a fraction makes the validator read a double: past 15 digits it may round to a value the
         # bounds or the divisors judge otherwise (9007199254740993.0 is 2^53, no multiple of 3)
         node = exact_zero_fraction(node) if ms or b.bounded else zero_fraction(node)
         if t.regex_text or ms:  # as regex text the exponent automaton's few hundred states take megabytes
-            return node
+            return _lazy_multiples(node, big, 0)
         # exponent spellings (1e2, 1.5E+1) of a multiple of every divisor: all integers when each is 1/n
         return alt(node, _exponents(b, True))
     node = number_node(b, number_digits(t, divisors or negated))
@@ -128,21 +137,32 @@ def number_language(t: Context, schemas: list[Loc], integer: bool) -> Node:
     spellings = t is not None and t.policy.number_spellings and not t.regex_text
     if spellings and b.bounded and not divisors and not negated and not non_integral:
         node = alt(node, _exponents(b, False))  # unbounded, `number_node` spells exponents itself
-    extra = [NON_INTEGRAL] if non_integral else []
-    for q, f in divisors:
-        scale = _decimal_places(q.denominator)
-        extra.append(_multiples(t, q.numerator * 10**scale // q.denominator, scale, f))
+    scales = [_decimal_places(q.denominator) for q, _ in divisors]
+    mults = [
+        _multiples(t, q.numerator * 10**s // q.denominator, s, f)
+        for (q, f), s in zip(divisors, scales, strict=True)
+    ]
+
+    def multiples(*more: Node) -> Node:
+        """``node`` and ``more``, the multiples of every divisor; a divisor with too many remainders
+        to build puts all of them in one lazy remainder block (the lcm at the finest scale)."""
+        if None not in mults:
+            return And((node, *more, *mults)) if more or mults else node
+        top = max(scales)
+        big = math.lcm(*[int(q * 10**top) for q, _ in divisors])
+        return _lazy_multiples(And((node, *more)) if more else node, big, top)
+
     if negated:
         # a non-integral number is no multiple of an integer; an integral one is one the integers'
-        # automaton keeps. Two products, not one over their union: a fraction's digit count never
-        # meets the remainders
-        whole = {q.numerator: f for q, f in divisors if q.denominator == 1 and q.numerator != 1}
-        ints = _integers_outside(t, whole, negated, [e for e in extra if e is not NON_INTEGRAL])
-        first = [uncapped_integers(b)] if b.bounded else []  # else the integers' automata spell them
-        fractions = And((node, *extra, NON_INTEGRAL))
-        # a negated integer type beside it leaves no integer, non-multiples included
-        return fractions if non_integral else alt(And((*first, *ints)), fractions)
-    return And((node, *extra)) if extra else node
+        # language keeps. Two products, not one over their union: a fraction's digit count never
+        # meets the remainders. A negated integer type beside it leaves no integer at all
+        fractions = multiples(NON_INTEGRAL)
+        if non_integral:
+            return fractions
+        whole = {q.numerator: f for q, f in divisors if q.numerator != 1}
+        ints = _integers_outside(t, whole, negated, uncapped_integers(b) if b.bounded else _ANY_INTEGER)
+        return alt(ints, fractions)
+    return multiples(NON_INTEGRAL) if non_integral else multiples()
 
 
 # whole exponent spellings stay below 1e308 (as the integers written out do, `EXACT_INTEGER_DIGITS`):
@@ -230,21 +250,26 @@ def uncapped_integers(b: Bounds) -> Node:
     return alt(seq(lit("-"), positive), integer_range(0, hi))
 
 
-def _integers_outside(t: Context, ms: dict[int, Loc], negated: dict, extra: list[Node]) -> list[Node]:
-    """The integers that are multiples of every ``ms`` and of no ``negated`` divisor, as automata to
-    intersect: one remainder automaton modulo their least common multiple when it is small enough
-    (then it replaces the ``ms`` automata among ``extra``), else one complement per negated divisor."""
+def _integers_outside(t: Context, ms: dict[int, Loc], negated: dict, integers: Node) -> Node:
+    """The ``integers`` that are multiples of every ``ms`` and of no ``negated`` divisor: one
+    remainder automaton modulo their least common multiple when it is small, else a lazy remainder
+    block (as regex text: one complement automaton per negated divisor)."""
+    if integers == NEVER:
+        return NEVER
     cap = MAX_REMAINDER_STATES if t is None else min(MAX_REMAINDER_STATES, t.budget().limits.max_states)
     pos = sorted(ms)
     negs = sorted({int(m) for m, _ in negated})
     lcm = math.lcm(*pos, *negs)
-    if lcm + 3 > cap // 4:
-        return extra + [_non_multiples(t, m, f) for (m, _), f in negated.items()]
-    rest = [e for e in extra if e not in [_multiples(t, m, 0, f) for m, f in ms.items()]]
-    node: Node = integer_residues(lcm, lambda r: all(r % p == 0 for p in pos) and all(r % n for n in negs))
     if any(isinstance(m, float) for m, _ in negated):  # validators divide a float divisor's double
-        node = And((node, seq(opt(lit("-")), rep(_DIGIT, 1, SIGNIFICANT_DIGITS))))
-    return [*rest, node]
+        integers = And((integers, _SHORT_INTEGER))
+    lazy = t is None or not t.regex_text
+    if lcm + 3 <= (EAGER_REMAINDER_STATES if lazy else cap // 4):
+        residues = integer_residues(lcm, lambda r: all(r % p == 0 for p in pos) and all(r % n for n in negs))
+        return And((integers, residues))
+    if lazy and len(negs) <= _MAX_NEGATED:
+        return Multiples(integers, math.lcm(*pos), 0, tuple(negs))
+    parts = [_multiples(t, m, 0, f, lazy=False) for m, f in ms.items()]
+    return And((integers, *parts, *[_non_multiples(t, m, f) for (m, _), f in negated.items()]))
 
 
 def _non_multiples(t: Context, m: int | float, loc: Loc) -> Node:
@@ -271,18 +296,32 @@ def _decimal_places(den: int) -> int:
     return scale
 
 
-def _multiples(t: Context, m: int, scale: int, loc: Loc) -> Node:
-    """The multiples of ``m / 10^scale``; `SchemaTooComplex` when its remainder automaton is too big."""
+def _multiples(t: Context, m: int, scale: int, loc: Loc, lazy: bool = True) -> Node | None:
+    """The multiples of ``m / 10^scale``, or None when a lazy remainder block should run them
+    (``lazy`` and not regex text: over `EAGER_REMAINDER_STATES`, see `_lazy_multiples`);
+    `SchemaTooComplex` when its remainder automaton is too big otherwise."""
+    lazy = lazy and (t is None or not t.regex_text)
     cap = MAX_REMAINDER_STATES if t is None else min(MAX_REMAINDER_STATES, t.budget().limits.max_states)
+    if lazy:
+        cap = min(cap, EAGER_REMAINDER_STATES)
     try:
         return divisible_integers(m, cap) if scale == 0 else divisible_decimals(m, scale, cap)
     except TooManyRemainders as exc:
+        if lazy:
+            return None
         raise SchemaTooComplex(
             f"multipleOf at {loc.ptr or '/'} needs {exc} (remainders of {m:,} read digit by digit), "
             f"over the {cap:,} states a multipleOf may take",
             budget="max_states",
             limit=cap,
         ) from None
+
+
+def _lazy_multiples(numbers: Node, m: int, scale: int) -> Node:
+    """The words of ``numbers`` that are multiples of ``m / 10^scale`` (all of them for 1), by
+    remainders the lazy DFA makes as the text reaches them (`automata.remainders`): the divisors
+    whose remainder automaton is too big to build."""
+    return numbers if (m == 1 and not scale) or numbers == NEVER else Multiples(numbers, m, scale)
 
 
 def exact_zero_fraction(integers: Node) -> Node:

@@ -8,8 +8,10 @@ checked to agree wherever its double division is exact.
 
 from __future__ import annotations
 
+import json
+import random
 import time
-from decimal import Decimal
+from decimal import Decimal, localcontext
 from fractions import Fraction
 
 import pytest
@@ -20,7 +22,7 @@ import fsm
 from fsm.errors import SchemaTooComplex
 from fsm.json.schema import JsonSchema
 from fsm.limits import Limits
-from fsm.testing import accepts
+from fsm.testing import accepts, random_walk
 
 from .json_helpers import validator
 
@@ -118,9 +120,142 @@ def test_a_million_is_trailing_zeros_not_a_million_states(vocab):
     assert time.perf_counter() - start < 2  # within its own budget (the old automaton took ~6 s)
 
 
-@pytest.mark.parametrize("m", [123457, 0.123456789, 2**20])
-def test_too_many_remainders_is_refused_within_budget(m):
+# divisors whose remainder automaton is too big to build (over 100,000 states): the lazy remainder
+# block (`fsm.automata.remainders`), integral and decimal, from just over the cap to 10^12
+big_divisors = st.one_of(
+    st.builds(Fraction, st.integers(100_003, 10**12)),
+    st.builds(lambda p, s: Fraction(p, 10**s), st.integers(100_003, 10**9), st.integers(1, 9)),
+)
+
+
+def _decimal_places(den: int) -> int:
+    """``10^k`` for the fewest ``k`` places ``1/den`` takes (``den`` a product of 2s and 5s)."""
+    p = 1
+    while p % den:
+        p *= 10
+    return p
+
+
+def _decimal_text(x: Fraction) -> str:
+    """``x`` (a denominator of 2s and 5s) written out exactly."""
+    with localcontext() as ctx:
+        ctx.prec = 80
+        return format(Decimal(x.numerator) / x.denominator, "f")
+
+
+@SLOW
+@given(
+    d=big_divisors,
+    integer=st.booleans(),
+    exact=st.booleans(),
+    ks=st.lists(st.integers(-(10**6), 10**6), min_size=3, max_size=3),
+    lo=st.one_of(st.none(), st.integers(-(10**7), 10**7)),
+    off=st.sampled_from(["0", "00", "1", "01", "5"]),
+)
+def test_big_divisors_accept_exactly_the_multiples(d, integer, exact, ks, lo, off, vocab):
+    m = float(d) if d.denominator > 1 else d.numerator
+    if d.denominator > 1 and Fraction(Decimal(repr(m))) != d:
+        return  # the double's shortest repr is another decimal (the schema says that one)
+    schema = {"type": "integer" if integer else "number", "multipleOf": m}
+    if lo is not None:
+        schema["minimum"] = lo
+    v = validator(schema)
+    index = fsm.compile(JsonSchema(schema, exact=exact), vocab, cache=False, limits=Limits(max_seconds=120))
+    texts = []
+    for k in ks:
+        x = k * d if not integer else Fraction(k * d.numerator)
+        # a multiple, one a unit of its last place off (the divisor's decimal places), integers
+        ulp = Fraction(1, _decimal_places(d.denominator))
+        texts += [_decimal_text(x), _decimal_text(x + ulp), str(k), str(k * d.numerator + 1)]
+    texts += [t + off if "." in t else t + "." + off for t in texts]
+    for text in texts:
+        if len(text.lstrip("-").split(".")[0]) > 20:
+            continue  # integer digits past the cap a multipleOf keeps (`fsm.json.numbers.number_digits`)
+        x = Fraction(Decimal(text))
+        if "." in text and x.denominator == 1 and len(text.lstrip("-").split(".")[0]) > 15:
+            continue  # a long integer spelled with a fraction: no longer exact as a double (documented)
+        # bounds compare the double a decimal parses to (docs/json-schema.md)
+        want = (
+            (x / d).denominator == 1
+            and (lo is None or float(text) >= lo)
+            and (not integer or x.denominator == 1)
+        )
+        got = accepts(index, text)
+        canonical = not ("." in text and (text.endswith("0") or integer))
+        if exact or canonical:
+            assert got == want, (m, text)
+        else:
+            assert not got or want, (m, text)
+        # jsonschema divides doubles: compared where that division is exact (a non-multiple's
+        # quotient may round to an integer there)
+        if want and (Fraction(float(text)) / Fraction(m)).denominator == 1:
+            assert v.is_valid(json.loads(text)), (m, text)
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "integer", "multipleOf": 0.123456789},
+        {"type": "number", "multipleOf": 3.14159, "minimum": 0, "maximum": 10},
+        {"type": "number", "multipleOf": 1234.56789, "exclusiveMinimum": 0.5, "maximum": 10**9},
+        {"type": "integer", "multipleOf": 987654321987, "minimum": -(10**15), "maximum": 10**13},
+    ],
+)
+def test_big_divisors_never_lead_generation_to_a_dead_end(schema, vocab):
+    for exact in (True, False):
+        index = fsm.compile(
+            JsonSchema(schema, exact=exact), vocab, cache=False, limits=Limits(max_seconds=120)
+        )
+        rng = random.Random(7)
+        for _ in range(12):  # random_walk asserts that every state reached allows a token
+            w = random_walk(index, rng, max_tokens=40, eos_bias=rng.choice([0.05, 0.5]))
+            if w.finished:
+                x = Fraction(Decimal(w.text))
+                assert (x / Fraction(Decimal(repr(schema["multipleOf"])))).denominator == 1, w.text
+                assert validator({k: v for k, v in schema.items() if k != "multipleOf"}).is_valid(
+                    json.loads(w.text)
+                )
+
+
+def test_a_divisor_with_too_many_remainders_compiles_lazily_but_no_plain_dfa_holds_it(vocab):
+    schema = {"type": "integer", "multipleOf": 0.123456789}  # the suite's "float division = inf"
     start = time.perf_counter()
     with pytest.raises(SchemaTooComplex, match="multipleOf"):
-        JsonSchema({"type": "integer", "multipleOf": m}).to_dfa(Limits(max_seconds=2))
+        JsonSchema(schema).to_dfa(Limits(max_seconds=2))
     assert time.perf_counter() - start < 2
+    index = fsm.compile(JsonSchema(schema, exact=True), vocab, cache=False, limits=Limits(max_seconds=120))
+    assert accepts(index, "123456789") and accepts(index, "-246913578") and accepts(index, "0")
+    assert not accepts(index, "1") and not accepts(index, "123456788") and not accepts(index, "1e308")
+
+
+@pytest.mark.parametrize("schema", [{"type": "integer", "not": {"multipleOf": 123457}}])
+def test_a_negated_divisor_with_too_many_remainders_is_refused_within_budget(schema):
+    start = time.perf_counter()
+    with pytest.raises(SchemaTooComplex, match="multipleOf"):
+        JsonSchema(schema).to_dfa(Limits(max_seconds=2))
+    assert time.perf_counter() - start < 2
+
+
+def test_a_lazy_power_of_ten_divisor_keeps_its_decimal_places(vocab, monkeypatch):
+    import fsm.json.numbers as numbers
+
+    monkeypatch.setattr(numbers, "EAGER_REMAINDER_STATES", 0)  # every divisor as a remainder block
+    index = fsm.compile(JsonSchema({"type": "number", "multipleOf": 1e-8}, exact=True), vocab, cache=False)
+    assert accepts(index, "0.00000001") and accepts(index, "12.5") and accepts(index, "0.000000010")
+    assert not accepts(index, "0.000000015") and not accepts(index, "0.000000001")
+
+
+def test_items_with_a_big_divisor_are_copies_sharing_one_remainder_language(vocab):
+    # the item cannot be a counter block's unit (a plain automaton): each copy enters the same
+    # lazily made remainder states, their arithmetic done once
+    schema = {
+        "type": "array",
+        "items": {"type": "integer", "multipleOf": 123457},
+        "minItems": 2,
+        "maxItems": 3000,
+    }
+    start = time.perf_counter()
+    index = fsm.compile(JsonSchema(schema, exact=True), vocab, cache=False, limits=Limits(max_seconds=120))
+    assert accepts(index, "[" + ",".join(["246914", "0", "-123457"] * 40) + "]")
+    assert not accepts(index, "[0]") and not accepts(index, "[0,1]") and not accepts(index, "[0,123456]")
+    assert time.perf_counter() - start < 60  # 3,000 copies each redoing the arithmetic took ~3 s alone

@@ -32,8 +32,19 @@ def _kept(text: str, m) -> bool:
 
 @settings(max_examples=80, deadline=None)
 @given(
-    m=st.integers(1, 60) | st.sampled_from([1000, 7.0, 10**6, 3 * 10**3, 250]),
-    extra=st.sampled_from([{}, {"type": "integer"}, {"type": "number"}, {"multipleOf": 2}, {"minimum": -50}]),
+    # past 1,000 remainders (997, 123457, 991 * 997): a lazy remainder block
+    m=st.integers(1, 60)
+    | st.sampled_from([1000, 7.0, 10**6, 3 * 10**3, 250, 997, 123457, 991 * 997, 123457.0]),
+    extra=st.sampled_from(
+        [
+            {},
+            {"type": "integer"},
+            {"type": "number"},
+            {"multipleOf": 2},
+            {"minimum": -50},
+            {"multipleOf": 1009},
+        ]
+    ),
     texts=st.lists(NUMBER_TEXT, min_size=6, max_size=6),
     multiples=st.lists(st.integers(-(10**6), 10**6), min_size=3, max_size=3),
 )
