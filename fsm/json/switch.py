@@ -4,7 +4,8 @@ One at a time, each conditional is an ``anyOf`` of two branches ("if and then", 
 that the translator splits, so n conditionals of one conjunction are 2^n conjunctions: an ``allOf``
 of a hundred ``if: {properties: {kind: {const: ...}}}`` pairs (a discriminator) never finishes,
 though all but n + 1 of them are contradictory (two kinds at once), found only at their leaves.
-Such ``if``s only ask which value the member has, so the instances fall into a few cells on each
+Such ``if``s (``properties`` of the member listing values, ``required`` of it, ``type: object``, and
+``anyOf``/``allOf``/``not`` of those) only ask which value the member has, so the instances fall into a few cells on each
 of which every ``if`` is decided: not an object (where ``properties`` and ``required`` ask nothing:
 every ``if`` passes there but one of type object), an object without the member (an ``if`` that does
 not require it passes there), the member equal to each value listed, the member equal to none of
@@ -20,6 +21,7 @@ them. One ``anyOf`` with a branch per cell — the ``then`` of each ``if`` that 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from .conditionals import conditional
@@ -29,14 +31,29 @@ from .values import canon
 
 # the types that are not object, whose instances `properties`/`required` ask nothing of
 _NOT_OBJECT = ["null", "boolean", "number", "string", "array"]
+# the keywords an ``if`` about one member's value may hold (besides annotations)
+_TEST_KW = {"properties", "required", "type", "anyOf", "allOf", "not"}
 
 
+@dataclass(frozen=True)
 class _Test:
-    """What one ``if`` asks: the member ``name`` has one of ``values`` (canonical key -> value), and
-    whether it passes on a non-object and on an object without the member."""
+    """An ``if`` decided on each cell: whether it passes on a non-object, on an object without the
+    member ``name``, with the member equal to each value in ``on`` (key: (value, passes)), and with
+    it equal to any other value; ``name`` None: it asks nothing of a member (a type, true)."""
 
-    def __init__(self, name: str, values: dict[Any, Any], non_object: bool, absent: bool):
-        self.name, self.values, self.non_object, self.absent = name, values, non_object, absent
+    name: str | None
+    non_object: bool
+    absent: bool
+    on: dict[Any, tuple[Any, bool]]
+    other: bool
+
+    def at(self, key: Any) -> bool:
+        """Whether the ``if`` passes with the member equal to the value of ``key``."""
+        return self.on[key][1] if key in self.on else self.other
+
+
+_PASS = _Test(None, True, True, {}, True)
+_FAIL = _Test(None, False, False, {}, False)
 
 
 def switches(t: Context | None, conds: list[Loc]) -> list[tuple[list[int], Loc]]:
@@ -83,46 +100,115 @@ def with_conditionals(t: Context, flat: list[Loc], conds: list[tuple[int, Loc]])
 
 
 def _test(t: Context | None, loc: Loc) -> _Test | None:
-    """What ``loc``'s ``if`` asks when it only tests one member's value (None otherwise)."""
-    cond = loc.schema.get("if")
-    if not isinstance(cond, dict) or not set(cond) - NO_CONSTRAINT <= {"properties", "required", "type"}:
+    """What ``loc``'s ``if`` asks when that is only about one member's value (None otherwise)."""
+    if "if" not in loc.schema:
         return None
-    props, required, ty = cond.get("properties"), cond.get("required", []), cond.get("type")
-    if not isinstance(props, dict) or len(props) != 1 or ty not in (None, "object", ["object"]):
+    test = _schema_test(t, loc.schema["if"], loc.at("if"))
+    return test if test is not None and test.name is not None else None
+
+
+def _schema_test(t: Context | None, s: Any, loc: Loc) -> _Test | None:
+    """``s`` as a `_Test`: ``properties`` of one member, ``required`` of it, ``type: object``, and
+    ``anyOf``/``allOf``/``not`` of those (each decided on every cell, so combined cell by cell)."""
+    if s is True or s is False or trivial(s):
+        return _FAIL if s is False else _PASS
+    if not isinstance(s, dict) or set(s) - NO_CONSTRAINT - _TEST_KW:
         return None
-    ((name, member),) = props.items()
-    if not isinstance(required, list) or any(r != name for r in required):
+    parts: list[_Test | None] = []
+    if "type" in s:
+        parts.append(_Test(None, False, True, {}, True) if s["type"] in ("object", ["object"]) else None)
+    if "required" in s:
+        req = s["required"]
+        names = set(req) if isinstance(req, list) and all(isinstance(r, str) for r in req) else None
+        if names is None or len(names) > 1:
+            return None
+        parts += [_Test(n, True, False, {}, True) for n in names]
+    if "properties" in s:
+        props = s["properties"]
+        if not isinstance(props, dict) or len(props) > 1:
+            return None
+        for name in props:
+            member = _member(t, props[name], loc.at("properties", name))
+            parts.append(None if member is None else _Test(name, True, True, *member))
+    for kw, op in (("anyOf", any), ("allOf", all)):
+        if kw in s:
+            subs = s[kw]
+            if not isinstance(subs, list) or not subs:
+                return None
+            parts.append(_combine([_schema_test(t, x, loc.at(kw, i)) for i, x in enumerate(subs)], op))
+    if "not" in s:
+        parts.append(_flip(_schema_test(t, s["not"], loc.at("not"))))
+    return _combine(parts, all) if parts else _PASS
+
+
+def _member(t: Context | None, m: Any, at: Loc) -> tuple[dict[Any, tuple[Any, bool]], bool] | None:
+    """What ``m`` says of a present member: of each value it lists whether it passes (key: (value,
+    passes)), and whether every other value does; None when ``m`` lists no values."""
+    if m is True or m is False or trivial(m):
+        return {}, m is not False
+    if not isinstance(m, dict):
         return None
-    if not isinstance(member, dict) or not set(member) - NO_CONSTRAINT <= {"const", "enum", "type"}:
+    kws = set(m) - NO_CONSTRAINT
+    if kws == {"not"}:
+        inner = _member(t, m["not"], at.at("not"))
+        return None if inner is None else ({k: (v, not p) for k, (v, p) in inner[0].items()}, not inner[1])
+    listed = [m["const"]] if "const" in m else m.get("enum")
+    if not kws <= {"const", "enum", "type"} or not isinstance(listed, list):
         return None
-    listed = [member["const"]] if "const" in member else member.get("enum")
-    if not isinstance(listed, list):
-        return None
-    at = Loc(member, f"{loc.ptr}/if/properties/{_escape(name)}", loc.base)
     # the member's other keywords (a type, the enum beside a const) leave out some listed values
-    values = {_key(v): v for v in listed if t is None or t.is_valid(v, [at], [at])}
-    strict = name in required
-    return _Test(name, values, non_object=ty is None, absent=not strict)
+    return {_key(v): (v, t is None or t.is_valid(v, [at], [at])) for v in listed}, False
+
+
+def _combine(tests: list[_Test | None], op: Any) -> _Test | None:
+    """``tests`` combined cell by cell with ``op`` (`all`, `any`); None unless all are about one member."""
+    if any(x is None for x in tests):
+        return None
+    names = {x.name for x in tests if x is not None} - {None}
+    if len(names) > 1:
+        return None
+    on: dict[Any, Any] = {}
+    for x in tests:
+        for k, (v, _) in x.on.items():
+            on.setdefault(k, v)
+    return _Test(
+        next(iter(names), None),
+        op(x.non_object for x in tests),
+        op(x.absent for x in tests),
+        {k: (v, op(x.at(k) for x in tests)) for k, v in on.items()},
+        op(x.other for x in tests),
+    )
+
+
+def _flip(x: _Test | None) -> _Test | None:
+    """``not x``: it passes on every cell ``x`` fails on."""
+    if x is None:
+        return None
+    return _Test(
+        x.name, not x.non_object, not x.absent, {k: (v, not p) for k, (v, p) in x.on.items()}, not x.other
+    )
 
 
 def _branches(name: str, conds: list[tuple[dict, _Test]]) -> list[dict]:
     """One branch per cell of the instances: each cell's test and the consequences it decides."""
+    tests = [test for _, test in conds]
     cells: list[tuple[dict, list[bool]]] = []
-    non_object = [test.non_object for _, test in conds]
-    absent = [test.absent for _, test in conds]
+    non_object, absent = [x.non_object for x in tests], [x.absent for x in tests]
     if non_object == absent:  # `properties` holds for a non-object: one cell for both
         cells.append(({"properties": {name: False}}, absent))
     else:
         cells.append(({"type": list(_NOT_OBJECT)}, non_object))
         cells.append(({"type": "object", "properties": {name: False}}, absent))
     values: dict[Any, Any] = {}
-    for _, test in conds:
-        values.update(test.values)
+    for x in tests:
+        for key, (v, _) in x.on.items():
+            values.setdefault(key, v)
     for key, v in values.items():
         head = {"type": "object", "required": [name], "properties": {name: {"const": v}}}
-        cells.append((head, [key in test.values for _, test in conds]))
+        cells.append((head, [x.at(key) for x in tests]))
     other = {"not": {"enum": list(values.values())}} if values else True
-    cells.append(({"type": "object", "required": [name], "properties": {name: other}}, [False] * len(conds)))
+    cells.append(
+        ({"type": "object", "required": [name], "properties": {name: other}}, [x.other for x in tests])
+    )
     branches = []
     for head, passes in cells:
         parts = [s.get("then" if p else "else", True) for (s, _), p in zip(conds, passes, strict=True)]
@@ -137,7 +223,3 @@ def _key(v: Any) -> Any:
     if isinstance(v, list):
         return ("a", tuple(_key(x) for x in v))
     return canon(v)
-
-
-def _escape(name: str) -> str:
-    return name.replace("~", "~0").replace("/", "~1")

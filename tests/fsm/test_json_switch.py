@@ -33,22 +33,38 @@ CONSEQUENCES = [
 
 
 @st.composite
-def _if(draw):
+def _member(draw):
     values = draw(st.lists(st.sampled_from(LISTED), min_size=1, max_size=3))
     member = {"const": values[0]} if len(values) == 1 and draw(st.booleans()) else {"enum": values}
     if draw(st.booleans()):
         member["type"] = draw(st.sampled_from(["string", "integer", "array"]))
-    cond = {"properties": {"k": member}}
+    return draw(st.sampled_from([member, {"not": member}, False]))
+
+
+@st.composite
+def _test(draw):
+    cond = {"properties": {"k": draw(_member())}}
     if draw(st.booleans()):
         cond["required"] = ["k"]
     if draw(st.booleans()):
         cond["type"] = "object"
-    return cond
+    return draw(st.sampled_from([cond, {"required": ["k"]}, {"type": "object"}]))
+
+
+_IF = st.recursive(
+    _test(),
+    lambda kids: st.one_of(
+        st.builds(lambda s: {"not": s}, kids),
+        st.builds(lambda a: {"anyOf": a}, st.lists(kids, min_size=1, max_size=2)),
+        st.builds(lambda a: {"allOf": a}, st.lists(kids, min_size=1, max_size=2)),
+    ),
+    max_leaves=3,
+)
 
 
 @st.composite
 def _conditional(draw):
-    out = {"if": draw(_if())}
+    out = {"if": draw(_IF)}
     for kw in ("then", "else"):
         if draw(st.booleans()):
             out[kw] = draw(st.sampled_from(CONSEQUENCES))
