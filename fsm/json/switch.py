@@ -4,13 +4,14 @@ One at a time, each conditional is an ``anyOf`` of two branches ("if and then", 
 that the translator splits, so n conditionals of one conjunction are 2^n conjunctions: an ``allOf``
 of a hundred ``if: {properties: {kind: {const: ...}}}`` pairs (a discriminator) never finishes,
 though all but n + 1 of them are contradictory (two kinds at once), found only at their leaves.
-Such ``if``s (``properties`` of the member listing values, ``required`` of it, ``type: object``, and
-``anyOf``/``allOf``/``not`` of those) only ask which value the member has, so the instances fall into a few cells on each
-of which every ``if`` is decided: not an object (where ``properties`` and ``required`` ask nothing:
-every ``if`` passes there but one of type object), an object without the member (an ``if`` that does
-not require it passes there), the member equal to each value listed, the member equal to none of
-them. One ``anyOf`` with a branch per cell — the ``then`` of each ``if`` that passes there, the
-``else`` of the others — says the same in three branches more than the values listed at most.
+Such ``if``s (``properties`` of the member listing values, ``required`` of it, ``type: object``,
+and ``anyOf``/``allOf``/``not`` of those) only ask which value the member has, so the instances
+fall into a few cells on each of which every ``if`` is decided: not an object (where
+``properties`` and ``required`` ask nothing: every ``if`` but one of type object passes there), an
+object without the member (an ``if`` that does not require it passes there), the member equal to
+a listed value (one cell for the values every ``if`` decides alike), to none of them. One ``anyOf``
+with a branch per cell — the ``then`` of each ``if`` that passes there, the ``else`` of the
+others — says the same in n + 3 branches for n discriminator values.
 
 >>> from fsm.json.context import Loc
 >>> conds = [Loc({"if": {"properties": {"k": {"const": v}}}, "then": {"required": [v]}}, f"/allOf/{i}", "u")
@@ -202,13 +203,19 @@ def _branches(name: str, conds: list[tuple[dict, _Test]]) -> list[dict]:
     for x in tests:
         for key, (v, _) in x.on.items():
             values.setdefault(key, v)
+    # values the ifs decide alike share a cell (two ifs over long enums: not a cell per value); the
+    # values decided as unlisted ones are, with those, the cell of every value but the others
+    alike: dict[tuple[bool, ...], list[Any]] = {}
     for key, v in values.items():
-        head = {"type": "object", "required": [name], "properties": {name: {"const": v}}}
-        cells.append((head, [x.at(key) for x in tests]))
-    other = {"not": {"enum": list(values.values())}} if values else True
-    cells.append(
-        ({"type": "object", "required": [name], "properties": {name: other}}, [x.other for x in tests])
-    )
+        alike.setdefault(tuple(x.at(key) for x in tests), []).append(v)
+    rest = tuple(x.other for x in tests)
+    for passes, vs in alike.items():
+        if passes != rest:
+            member = {"const": vs[0]} if len(vs) == 1 else {"enum": vs}
+            cells.append(({"type": "object", "required": [name], "properties": {name: member}}, list(passes)))
+    others = [v for passes, vs in alike.items() if passes != rest for v in vs]
+    member = {"not": {"enum": others}} if others else True
+    cells.append(({"type": "object", "required": [name], "properties": {name: member}}, list(rest)))
     branches = []
     for head, passes in cells:
         parts = [s.get("then" if p else "else", True) for (s, _), p in zip(conds, passes, strict=True)]

@@ -186,6 +186,19 @@ def test_a_hundred_conditionals_on_a_discriminator_translate_in_bounded_time():
         assert accepts(index, compact(doc)) == v.is_valid(doc), doc
 
 
+def test_values_every_if_decides_alike_share_one_branch():
+    """Two ifs over long enums: a branch per way the ifs decide a value, not one per value."""
+    low, high = [f"v{i}" for i in range(60)], [f"v{i}" for i in range(40, 100)]
+    conds = [
+        Loc({"if": {"properties": {"n": {"enum": vals}}}, "then": {"required": [name]}}, f"/allOf/{i}", "u")
+        for i, (vals, name) in enumerate(((low, "a"), (high, "b")))
+    ]
+    ((_, switch),) = switches(None, conds)
+    assert len(switch.schema["anyOf"]) == 5  # absent; low only; both; high only; neither
+    schema = {"allOf": [c.schema for c in conds]}
+    _check(schema, [{"n": "v5"}, {"n": "v50"}, {"n": "v70"}, {"n": "w"}, {"n": 1}, {"a": 1}, {"b": 1}, {}, 3])
+
+
 def test_a_switch_leaves_an_if_without_exact_negation_to_be_reported():
     schema = {
         "type": "array",
