@@ -283,7 +283,8 @@ ROWS = [
         "if / then / else",
         P,
         "(if and then) or (not if and else), where not if is exact (see not); an if without then is if or "
-        "else; before draft 7 unknown keywords",
+        "else; the ifs of a conjunction that test one member against listed values (properties: {k: "
+        "const/enum}) as one switch on its value, a branch per value; before draft 7 unknown keywords",
         {"if": {"type": "string"}, "then": {"minLength": 1}},
         "test_json_conditionals.py::test_cases_accept_exactly_what_jsonschema_validates",
     ),

@@ -4,7 +4,7 @@ One module per concern: `schema` (the `JsonSchema` spec), `strategy` (which auto
 schema: its docstring is the fallback table), `translator` (the core: mode, conjunctions, dispatch),
 `context` (`Loc`, `Excluded`, what the per-keyword modules see of the translator), `refs` (``$id``,
 ``$ref``, the expansion stack), `keywords`, `values` (enum/const), `negation` (``not`` by keyword
-groups), `value_negation` (``not`` of enum/const), `conditionals` (dependencies, ``if``/``then``/``else``), `one_of`, `strings`,
+groups), `value_negation` (``not`` of enum/const), `conditionals` (dependencies, ``if``/``then``/``else``), `switch` (the ``if``s testing one member's value, together), `one_of`, `strings`,
 `numbers`, `objects`, `arrays`, `layout`, `bounded_any`, `formats`, `patterns`, and the Lark writer
 (`lark_writer`, `lark_nodes`) used for recursive schemas.
 

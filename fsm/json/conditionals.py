@@ -1,8 +1,10 @@
 """The conditional keywords as disjunctions: object dependencies ("absent, or present with ...") and
 ``if``/``then``/``else`` ("(if and then) or (not if and else)", where ``not if`` is exact).
 
-`Translator.flattened` calls both on each schema it flattens; what they return is plain JSON Schema
-(``anyOf``/``allOf``/``not``), so validators read it as they read the original.
+`Translator.flattened` calls both on each schema it flattens (``if``/``then``/``else`` set `apart`
+first, then read with the conjunction's other conditionals: `switch` takes those testing one
+member's value together); what they return is plain JSON Schema (``anyOf``/``allOf``/``not``), so
+validators read it as they read the original.
 
 >>> from fsm.json.context import Loc
 >>> rest, cond = conditional(None, Loc({"type": "object", "if": {"required": ["a"]}, "then": {"minProperties": 2}}, "", "u"))
@@ -12,6 +14,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from .context import Context, Loc
@@ -41,6 +44,16 @@ def dependencies(t: Context, loc: Loc, out: list[Loc]) -> Loc:
             present = {"allOf": [{"required": [name]}, dep]}
         out.append(Loc({"anyOf": [absent, present]}, f"{loc.ptr}/{kw}/{name}", loc.base))
     return Loc({k: v for k, v in s.items() if k not in DEPENDENCY_KW}, loc.ptr, loc.base)
+
+
+def apart(loc: Loc) -> tuple[Loc, Loc]:
+    """``loc`` without ``if``/``then``/``else``, and those three alone (where ``loc`` sits).
+
+    >>> [x.schema for x in apart(Loc({"type": "object", "if": {"required": ["a"]}}, "", "u"))]
+    [{'type': 'object'}, {'if': {'required': ['a']}}]
+    """
+    rest = loc.without(*_CONDITIONAL)
+    return rest, replace(loc, schema={k: v for k, v in loc.schema.items() if k in _CONDITIONAL})
 
 
 def conditional(t: Context, loc: Loc) -> tuple[Loc, Loc | None]:

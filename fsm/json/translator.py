@@ -29,7 +29,7 @@ from .any_of_unions import any_of_unions
 from .arrays import array_language
 from .bounded_any import bounded_any
 from .combination import combination_language
-from .conditionals import conditional, dependencies
+from .conditionals import apart, dependencies
 from .context import Excluded, Loc, short_pointer
 from .inference import any_type, inferred_types
 from .keywords import (
@@ -52,6 +52,7 @@ from .policy import Policy
 from .refs import Expansion, NeedsGrammar, Refs, schema_id
 from .rules import ConjunctionRules
 from .strings import string_language
+from .switch import with_conditionals
 from .values import LiteralCheck, canon, literal_values
 
 # keywords whose subschemas decide the types: no type is inferred where one of these is present
@@ -251,16 +252,19 @@ class Translator:
         with ExitStack() as expanded:
             flat: list[Loc] = []
             done: set[str] = set()  # the refs this flattening expanded: met again, already conjoined
+            conds: list[tuple[int, Loc]] = []  # if/then/else, read together: several may be one switch
             for loc in locs:
-                self._flatten(loc, flat, done, expanded)
-            yield flat
+                self._flatten(loc, flat, done, expanded, conds)
+            yield with_conditionals(self, flat, conds) if conds else flat
 
     def conjuncts(self, locs: list[Loc]) -> list[Loc]:
         """The conjuncts of ``locs`` (their refs off the expansion stack again)."""
         with self.flattened(locs) as flat:
             return flat
 
-    def _flatten(self, loc: Loc, out: list[Loc], done: set, expanded: ExitStack) -> None:
+    def _flatten(
+        self, loc: Loc, out: list[Loc], done: set, expanded: ExitStack, conds: list[tuple[int, Loc]]
+    ) -> None:
         self.tick()  # flattening runs per pair of oneOf branches too: quadratic in their number
         self.pointer = loc.ptr
         s = loc.schema
@@ -280,7 +284,7 @@ class Translator:
         if isinstance(sid, str) and not sid.startswith("#") and loc.ptr:
             loc = replace(loc, base=urldefrag(urljoin(loc.base, sid))[0])
         if "$ref" in s:
-            self._expand_ref(loc, out, done, expanded)
+            self._expand_ref(loc, out, done, expanded, conds)
             if self.draft <= 7:
                 return  # drafts 4-7: siblings of $ref are ignored
             loc = loc.without("$ref")
@@ -289,7 +293,7 @@ class Translator:
             if not isinstance(subs, list) or not subs:
                 raise SchemaError(f"allOf at {loc.ptr or '/'} must be a non-empty array")
             for i in range(len(subs)):
-                self._flatten(loc.at("allOf", i), out, done, expanded)
+                self._flatten(loc.at("allOf", i), out, done, expanded, conds)
             loc = loc.without("allOf")
         if "not" in loc.schema:
             # a `not` with an exact positive form is replaced by it here, before anyOf branches are
@@ -299,14 +303,15 @@ class Translator:
                 at = loc.ptr + "/not"
                 loc = loc.without("not")
                 if neg is not True:
-                    self._flatten(Loc(neg, at, loc.base), out, done, expanded)
+                    self._flatten(Loc(neg, at, loc.base), out, done, expanded, conds)
         if "if" in loc.schema or "then" in loc.schema or "else" in loc.schema:
-            loc, cond = conditional(self, loc)
-            if cond is not None:
-                self._flatten(cond, out, done, expanded)
+            loc, cond = apart(loc)  # read with the other conditionals when all are known: `switch`
+            conds.append((len(out), cond))
         out.append(dependencies(self, loc, out))
 
-    def _expand_ref(self, loc: Loc, out: list[Loc], done: set, expanded: ExitStack) -> None:
+    def _expand_ref(
+        self, loc: Loc, out: list[Loc], done: set, expanded: ExitStack, conds: list[tuple[int, Loc]]
+    ) -> None:
         """The conjuncts of ``loc``'s ``$ref`` target, unfolded in place (its own refs that recur
         below a value stay rule calls in rule modes); a target this flattening expanded already is
         conjoined already (A and A is A: two allOf members sharing a base schema); one met again
@@ -334,7 +339,7 @@ class Translator:
         # what the target evaluates is evaluated here, in place: `keywords.sees` follows the hop
         hop = (loc.base, loc.ptr, target.base, target.ptr)
         try:
-            self._flatten(replace(target, refs=(*loc.refs, hop)), out, done, expanded)
+            self._flatten(replace(target, refs=(*loc.refs, hop)), out, done, expanded, conds)
         finally:
             self.unfolding.discard(key)
 
