@@ -82,6 +82,13 @@ def _parts(lazy: LazyByteDFA, d: int) -> tuple[tuple, CounterBlock | None, int, 
 def shifted(lazy: LazyByteDFA, e: int, block_no: int, delta: int) -> int:
     """The state whose set is ``e``'s with every count of block ``block_no`` moved by ``delta``
     (made if new, not expanded): where a token ends from a class member ``delta`` counts further."""
+    lead = lazy.lead_of(e)
+    if lead is not None:  # inside a character, its set not made: the moved source's lead byte
+        src = shifted(lazy, lead[0], block_no, delta)
+        lazy.ensure(src)
+        got = int(lazy.table_buffer[src, lazy.byte_class[lead[1]]])
+        if got >= 0:
+            return got
     counters = lazy.counters
     n_real = lazy.n_real
     out = []
@@ -116,6 +123,8 @@ class Shifts:
     def moved(self, e: int, block_no: int, delta: int) -> int:
         """``shifted(lazy, e, block_no, delta)``."""
         parts = self._parts.get(e, _UNSEEN)
+        if parts is _UNSEEN and self.lazy.lead_of(e) is not None:
+            parts = self._parts[e] = None  # inside a character: `shifted` moves its source
         if parts is _UNSEEN:
             parts = self._parts[e] = _parts(self.lazy, e)
             if parts is not None and parts[1] is not None:

@@ -1,7 +1,8 @@
 """A byte DFA determinized on demand, for big JSON schemas.
 
-The character NFA of a schema is expanded once into a byte NFA (UTF-8 continuation chains shared by
-target); its byte columns are folded into classes. DFA states — epsilon-closed sets of NFA states —
+The character NFA of a schema is read as a byte NFA (UTF-8 continuation chains shared by target,
+made only once a state inside a character is read: `utf8_chains`); its byte columns are folded into
+classes. DFA states — epsilon-closed sets of NFA states —
 get their transition rows only when something reads them: `LazyTable` looks like the ``table``
 array of a `ByteDFA` and expands the rows an index expression touches before answering it. A token
 index that walks the vocabulary trie from one state therefore determinizes only the states tokens
@@ -18,28 +19,20 @@ Every state can reach acceptance: the NFA is trimmed before, so every non-empty 
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import numpy as np
 
 from ..errors import SchemaTooComplex, UnsupportedSchema
 from ..limits import DEFAULT_LIMITS, Deadline, Limits
-from .budget import EDGE_BYTES, NFA_STATE_BYTES, SET_BYTES, SET_MEMBER_BYTES, Budget
+from .budget import EDGE_BYTES, SET_BYTES, SET_MEMBER_BYTES, Budget
 from .byte_classes import ClassCuts
 from .byte_dfa import ByteDFA, equal_rows, merge_equal_states
-from .byte_dfa import utf8_sequences as _utf8_sequences
 from .guard_points import GuardPoints
 from .lazy_views import LazyFlags, LazyTable
 from .ranges import disjoint, overlay
 from .spelling import spelled_to_the_end
+from .utf8_chains import LEAD, Utf8Chains
 
 _WHAT = "the automaton"
-
-
-@lru_cache(maxsize=65536)
-def utf8_sequences(lo: int, hi: int):
-    """`byte_dfa.utf8_sequences`, memoized: the lazy DFA asks for the same ranges over and over."""
-    return _utf8_sequences(lo, hi)
 
 
 class LazyByteDFA(GuardPoints):
@@ -67,12 +60,11 @@ class LazyByteDFA(GuardPoints):
         # rule calls (`pushdown.Calls`): ids from Calls.BASE up are (NFA state, stack) configurations
         self._calls = calls
         self._vbtrans: dict[int, tuple[tuple[int, int, int], ...]] = {}
-        # Byte edges are derived per NFA state on first use; UTF-8 continuation states are appended.
+        # Byte edges are derived per NFA state on first use; states inside a character number on.
         self._char_trans = trans
         self._btrans: list[tuple[tuple[int, int, int], ...] | None] = [None] * len(trans)
-        self._eps: list = list(eps)
-        self._chains: dict[tuple, int] = {}
-        self._chain_keys: list[tuple] = []  # (byte ranges, target) of chain state len(trans) + i
+        self._eps = eps
+        self._chains = Utf8Chains(len(trans), lambda n: self.budget.charge(n, _WHAT))
         # bytes no edge tells apart share a column: most states made are never expanded, yet each
         # has a row (`byte_classes`)
         self._cuts = ClassCuts.of_edges(trans, counters)
@@ -87,7 +79,7 @@ class LazyByteDFA(GuardPoints):
         self._ids: dict[tuple[int, ...], int] = {}
         self._raw: dict[tuple[int, ...], int] = {}  # target sets of two states or more
         self._one: dict[int, int] = {}  # single target states
-        self._sets: list[tuple[int, ...]] = []
+        self._sets: list[tuple[int, ...] | None] = []  # None: inside a character, not made yet
         cap = 64
         self._table = np.full((cap, self.n_classes), -1, dtype=np.int32)
         self._accepting = np.zeros(cap, dtype=bool)
@@ -98,24 +90,9 @@ class LazyByteDFA(GuardPoints):
         self._points = counters.guards if counters is not None else {}
         self._galt = np.full(cap, -1, dtype=np.int32)
         self._gdead = np.zeros(cap, dtype=bool)
+        # the state a target inside a character comes from and its lead byte (source << 8 | byte)
+        self._lead_of = np.full(cap, -1, dtype=np.int64)
         self.initial = self._state_of_one(start)
-
-    def _chain(self, seq: tuple, t: int) -> int:
-        """The byte-NFA state that reads the byte ranges ``seq`` and is then at ``t`` (shared)."""
-        if not seq:
-            return t
-        key = (seq, t)
-        q = self._chains.get(key)
-        if q is None:
-            q = len(self._btrans)
-            # its edge, and the state after it, made when an expansion first reads it: a string
-            # block's every count has its own chains, most never entered past the lead byte
-            self._btrans.append(None)
-            self._eps.append(())
-            self._chains[key] = q
-            self._chain_keys.append(key)
-            self.budget.charge(NFA_STATE_BYTES, _WHAT)
-        return q
 
     def _byte_edges(self, q: int) -> tuple[tuple[int, int, int], ...]:
         if self._calls is not None and q >= self._calls.BASE:
@@ -124,24 +101,15 @@ class LazyByteDFA(GuardPoints):
                 inner, sid = self._calls.split(q)
                 conf = self._calls.conf
                 out = self._vbtrans[q] = tuple(
-                    (lo, hi, conf(t, sid)) for lo, hi, t in self._byte_edges(inner)
+                    (lo, hi, t if t == LEAD else conf(t, sid)) for lo, hi, t in self._byte_edges(inner)
                 )
             return out
+        if q >= len(self._char_trans):  # inside a character
+            return self._chains.edges(q)
         out = self._btrans[q] if q >= 0 else self._vbtrans.get(q)
-        if out is None and q >= len(self._char_trans):  # inside a character
-            seq, t = self._chain_keys[q - len(self._char_trans)]
-            out = self._btrans[q] = ((seq[0][0], seq[0][1], self._chain(seq[1:], t)),)
-            self.budget.charge(EDGE_BYTES, _WHAT)
-            return out
         if out is None:
-            edges = []
-            for lo, hi, t in self._char_trans[q] if q >= 0 else self._counters.edges(q):
-                if lo < 0x80:
-                    edges.append((lo, min(hi, 0x7F), t))
-                if hi >= 0x80:
-                    for seq in utf8_sequences(max(lo, 0x80), hi):
-                        edges.append((seq[0][0], seq[0][1], self._chain(seq[1:], t)))
-            out = tuple(edges)  # tuples of ints: untracked by the garbage collector once seen
+            # tuples of ints: untracked by the garbage collector once seen
+            out = Utf8Chains.byte_edges(self._char_trans[q] if q >= 0 else self._counters.edges(q))
             if q >= 0:
                 self._btrans[q] = out
             else:
@@ -149,12 +117,24 @@ class LazyByteDFA(GuardPoints):
             self.budget.charge(len(out) * EDGE_BYTES, _WHAT)
         return out
 
+    def _lead_targets(self, q: int, b: int) -> list[int]:
+        """The states inside a character that lead byte ``b`` takes NFA state ``q`` to."""
+        if self._calls is not None and q >= self._calls.BASE:
+            inner, sid = self._calls.split(q)
+            return [self._calls.conf(t, sid) for t in self._lead_targets(inner, b)]
+        return self._chains.lead_targets(self._char_trans[q] if q >= 0 else self._counters.edges(q), b)
+
+    def _own_eps(self, q: int):
+        if q >= len(self._char_trans):
+            return ()  # inside a character
+        return self._eps[q] if q >= 0 else self._counters.eps(q)
+
     def _eps_of(self, q: int) -> list[int]:
         calls = self._calls
         if calls is None:
-            return self._eps[q] if q >= 0 else self._counters.eps(q)
+            return self._own_eps(q)
         inner, sid = calls.split(q)
-        base = self._eps[inner] if inner >= 0 else self._counters.eps(inner)
+        base = self._own_eps(inner)
         if sid:
             base = [calls.conf(t, sid) for t in base]
         more = calls.eps(inner, sid)
@@ -205,24 +185,49 @@ class LazyByteDFA(GuardPoints):
         self._raw[raw] = d
         return d
 
+    def _new(self, s: tuple[int, ...] | None) -> int:
+        """A new state of set ``s`` (None: inside a character, see `_inside`), table rows grown."""
+        d = len(self._sets)
+        if d >= self.limits.max_states:
+            raise SchemaTooComplex(
+                f"JSON schema automaton: over {self.limits.max_states:,} states; simplify the schema "
+                "or raise Limits.max_states",
+                budget="max_states",
+                limit=self.limits.max_states,
+            )
+        self._sets.append(s)
+        if d >= len(self._accepting):
+            self._grow()
+        return d
+
+    def _inside(self, src: int, b: int) -> int:
+        """The state lead byte ``b`` takes ``src`` to, inside a character: its set (chain states
+        made) only once something reads it (`_set`); it never accepts, as no character ends there."""
+        d = self._new(None)
+        self.budget.charge(2 * 8, _WHAT)  # its slots in the sets list and the lead array
+        self._lead_of[d] = src << 8 | b
+        return d
+
+    def _set(self, d: int) -> tuple[int, ...]:
+        """The NFA state set of ``d``, made now for a state inside a character (`_inside`)."""
+        s = self._sets[d]
+        if s is None:
+            src, b = divmod(int(self._lead_of[d]), 256)
+            targets = {t for q in self._set(src) for t in self._lead_targets(q, b)}
+            # not the state of its set (`_closed`): which state a set names must not depend on
+            # what was read first (`counter_shift` relies on it), and ``d`` acts alike anyway
+            s = self._sets[d] = tuple(sorted(set().union(*(self._closure(t) for t in targets))))
+            self.budget.charge(SET_BYTES + len(s) * SET_MEMBER_BYTES + 2 * EDGE_BYTES, _WHAT)
+        return s
+
     def _closed(self, s: tuple[int, ...]) -> int:
         """The DFA state of the epsilon-closed set ``s`` (sorted), made if new."""
         d = self._ids.get(s)
         if d is None:
-            d = len(self._sets)
-            if d >= self.limits.max_states:
-                raise SchemaTooComplex(
-                    f"JSON schema automaton: over {self.limits.max_states:,} states; simplify the schema "
-                    "or raise Limits.max_states",
-                    budget="max_states",
-                    limit=self.limits.max_states,
-                )
+            d = self._new(s)
             # the closed set, its slot in the ids dict and in the sets list
             self.budget.charge(SET_BYTES + len(s) * SET_MEMBER_BYTES + 2 * EDGE_BYTES, _WHAT)
             self._ids[s] = d
-            self._sets.append(s)
-            if d >= len(self._accepting):
-                self._grow()
             self._accepting[d] = self._final in s
             if self._points and any(self._point(q) is not None for q in s):
                 alt = self._closed(self._resolved(s, lambda check: True))  # may grow: index after
@@ -233,7 +238,7 @@ class LazyByteDFA(GuardPoints):
     def _grow(self) -> None:
         cap = len(self._accepting) * 3 // 2  # not twice: the last growth's spare rows are most of a big table
         # the new rows, and the old table while it is copied
-        self.budget.charge((cap - len(self._accepting)) * (self.n_classes * 4 + 2), _WHAT)
+        self.budget.charge((cap - len(self._accepting)) * (self.n_classes * 4 + 14), _WHAT)
         table = np.full((cap, self.n_classes), -1, dtype=np.int32)
         table[: len(self._table)] = self._table
         self._table = table
@@ -241,6 +246,7 @@ class LazyByteDFA(GuardPoints):
         self._expanded = np.concatenate([self._expanded, np.zeros(cap - len(self._expanded), dtype=bool)])
         self._galt = np.concatenate([self._galt, np.full(cap - len(self._galt), -1, dtype=np.int32)])
         self._gdead = np.concatenate([self._gdead, np.zeros(cap - len(self._gdead), dtype=bool)])
+        self._lead_of = np.concatenate([self._lead_of, np.full(cap - len(self._lead_of), -1, dtype=np.int64)])
 
     def expand(self, d: int) -> None:
         """Compute the transition row of DFA state ``d``."""
@@ -255,33 +261,29 @@ class LazyByteDFA(GuardPoints):
             self._expanded[d] = True
             return
         self.budget.tick(len(self._sets), _WHAT)
-        if len(self._sets[d]) > 64:  # a big subset: one expansion alone takes a while
+        s = self._set(d)
+        if len(s) > 64:  # a big subset: one expansion alone takes a while
             self.budget.deadline.check(_WHAT)
         ev = []
-        for i, q in enumerate(self._sets[d]):
+        for i, q in enumerate(s):
             if i & 4095 == 4095:  # a subset of many thousand states (an enum of 50,000 values)
                 self.budget.deadline.check(_WHAT)
             edges = self._byte_edges(q)
             if edges:
                 ev.extend(edges)
-        if len(ev) == 1:
-            lo, hi, t = ev[0]
-            tgt = self._state_of_one(t)  # may grow (reallocate) the table: index it after
-            a, b = self._cuts.columns(lo, hi)
+        ev.sort()
+        # most rows: each byte goes to one NFA state, no overlay to cut
+        disjoint_ev = len(ev) == 1 or disjoint(ev)
+        pieces = ((lo, hi, (t,)) for lo, hi, t in ev) if disjoint_ev else overlay(ev)
+        for x, y, targets in pieces:
+            if LEAD in targets:  # a lead byte: every target is (a set is all inside a character or none)
+                tgt = self._inside(d, x)
+            elif len(targets) == 1:
+                tgt = self._state_of_one(next(iter(targets)))
+            else:
+                tgt = self._state_of(targets)
+            a, b = self._cuts.columns(x, y)  # after the target: making it may reallocate the table
             self._table[d, a:b] = tgt
-        elif ev:
-            ev.sort()
-            if disjoint(ev):  # most rows: each byte goes to one NFA state, no overlay to cut
-                for lo, hi, t in ev:
-                    tgt = self._state_of_one(t)
-                    a, b = self._cuts.columns(lo, hi)
-                    self._table[d, a:b] = tgt
-                self._expanded[d] = True
-                return
-            for x, y, targets in overlay(ev):
-                tgt = self._state_of(targets)  # may grow (reallocate) the table: index it after
-                a, b = self._cuts.columns(x, y)
-                self._table[d, a:b] = tgt
         self._expanded[d] = True
 
     def ensure(self, rows) -> None:
@@ -350,20 +352,31 @@ class LazyByteDFA(GuardPoints):
     def state_set(self, d: int) -> tuple[int, ...]:
         """The sorted NFA states of DFA state ``d``: real ids from 0, virtual ones negative, and
         from `n_real` up the states inside a UTF-8 character (see `chain_key`)."""
-        return self._sets[d]
+        return self._set(d)
 
     @property
     def n_real(self) -> int:
         """NFA states below this id are the character NFA's own."""
         return len(self._char_trans)
 
+    @property
+    def n_chain_states(self) -> int:
+        """NFA states inside a character made so far (`utf8_chains`): what the states read hold."""
+        return len(self._chains)
+
     def chain_key(self, q: int) -> tuple[tuple, int]:
         """(byte ranges still to read, the NFA state after them) of a state inside a character."""
-        return self._chain_keys[q - len(self._char_trans)]
+        return self._chains.key(q)
 
     def chain_state(self, seq: tuple, t: int) -> int:
         """The state inside a character that reads ``seq`` and then is at ``t`` (made if new)."""
-        return self._chain(seq, t)
+        return self._chains.state(seq, t)
+
+    def lead_of(self, d: int) -> tuple[int, int] | None:
+        """(source state, lead byte) of a state inside a character made as a lead byte's target
+        (its set made only when read), else None."""
+        x = int(self._lead_of[d])
+        return divmod(x, 256) if x >= 0 else None
 
     def state_of_set(self, s: tuple[int, ...]) -> int:
         """The DFA state of the epsilon-closed, sorted NFA state set ``s`` (made, not expanded, if new)."""
