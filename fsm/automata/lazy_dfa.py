@@ -30,12 +30,12 @@ from .guard_points import GuardPoints
 from .lazy_views import LazyFlags, LazyTable
 from .ranges import disjoint, overlay
 from .spelling import spelled_to_the_end
-from .utf8_chains import LEAD, Utf8Chains
+from .utf8_chains import LEAD, CharacterStates, Utf8Chains
 
 _WHAT = "the automaton"
 
 
-class LazyByteDFA(GuardPoints):
+class LazyByteDFA(GuardPoints, CharacterStates):
     """Subset construction over a byte NFA, one state at a time."""
 
     def __init__(
@@ -59,7 +59,7 @@ class LazyByteDFA(GuardPoints):
         self._counters = counters  # virtual (negative) NFA states of long counted repeats
         # rule calls (`pushdown.Calls`): ids from Calls.BASE up are (NFA state, stack) configurations
         self._calls = calls
-        self._vbtrans: dict[int, tuple[tuple[int, int, int], ...]] = {}
+        self._vbtrans: dict[int, tuple[tuple[int, int, int], ...]] = {}  # of configurations
         # Byte edges are derived per NFA state on first use; states inside a character number on.
         self._char_trans = trans
         self._btrans: list[tuple[tuple[int, int, int], ...] | None] = [None] * len(trans)
@@ -81,7 +81,12 @@ class LazyByteDFA(GuardPoints):
         self._one: dict[int, int] = {}  # single target states
         self._sets: list[tuple[int, ...] | None] = []  # None: inside a character, not made yet
         cap = 64
+        # Rows for expanded states only (``_row_of``: a state's row, -1 before): most states made are
+        # never expanded (a walk makes every token's end, a lead byte's target per state expanded),
+        # and their rows were most of a big walk's memory (467 MB of 0.9M states, 87k expanded).
         self._table = np.full((cap, self.n_classes), -1, dtype=np.int32)
+        self._n_rows = 0
+        self._row_of = np.full(cap, -1, dtype=np.int32)
         self._accepting = np.zeros(cap, dtype=bool)
         self._expanded = np.zeros(cap, dtype=bool)
         # Guard points (`language.Guard`): a state whose set holds one is *guarded*; its row is the
@@ -106,23 +111,14 @@ class LazyByteDFA(GuardPoints):
             return out
         if q >= len(self._char_trans):  # inside a character
             return self._chains.edges(q)
-        out = self._btrans[q] if q >= 0 else self._vbtrans.get(q)
+        if q < 0:  # a block's state: in the set of one state or a few, kept it held 157 MB of o21076
+            return Utf8Chains.byte_edges(self._counters.edges(q))
+        out = self._btrans[q]
         if out is None:
             # tuples of ints: untracked by the garbage collector once seen
-            out = Utf8Chains.byte_edges(self._char_trans[q] if q >= 0 else self._counters.edges(q))
-            if q >= 0:
-                self._btrans[q] = out
-            else:
-                self._vbtrans[q] = out
+            out = self._btrans[q] = Utf8Chains.byte_edges(self._char_trans[q])
             self.budget.charge(len(out) * EDGE_BYTES, _WHAT)
         return out
-
-    def _lead_targets(self, q: int, b: int) -> list[int]:
-        """The states inside a character that lead byte ``b`` takes NFA state ``q`` to."""
-        if self._calls is not None and q >= self._calls.BASE:
-            inner, sid = self._calls.split(q)
-            return [self._calls.conf(t, sid) for t in self._lead_targets(inner, b)]
-        return self._chains.lead_targets(self._char_trans[q] if q >= 0 else self._counters.edges(q), b)
 
     def _own_eps(self, q: int):
         if q >= len(self._char_trans):
@@ -200,26 +196,6 @@ class LazyByteDFA(GuardPoints):
             self._grow()
         return d
 
-    def _inside(self, src: int, b: int) -> int:
-        """The state lead byte ``b`` takes ``src`` to, inside a character: its set (chain states
-        made) only once something reads it (`_set`); it never accepts, as no character ends there."""
-        d = self._new(None)
-        self.budget.charge(2 * 8, _WHAT)  # its slots in the sets list and the lead array
-        self._lead_of[d] = src << 8 | b
-        return d
-
-    def _set(self, d: int) -> tuple[int, ...]:
-        """The NFA state set of ``d``, made now for a state inside a character (`_inside`)."""
-        s = self._sets[d]
-        if s is None:
-            src, b = divmod(int(self._lead_of[d]), 256)
-            targets = {t for q in self._set(src) for t in self._lead_targets(q, b)}
-            # not the state of its set (`_closed`): which state a set names must not depend on
-            # what was read first (`counter_shift` relies on it), and ``d`` acts alike anyway
-            s = self._sets[d] = tuple(sorted(set().union(*(self._closure(t) for t in targets))))
-            self.budget.charge(SET_BYTES + len(s) * SET_MEMBER_BYTES + 2 * EDGE_BYTES, _WHAT)
-        return s
-
     def _closed(self, s: tuple[int, ...]) -> int:
         """The DFA state of the epsilon-closed set ``s`` (sorted), made if new."""
         d = self._ids.get(s)
@@ -236,17 +212,28 @@ class LazyByteDFA(GuardPoints):
         return d
 
     def _grow(self) -> None:
-        cap = len(self._accepting) * 3 // 2  # not twice: the last growth's spare rows are most of a big table
-        # the new rows, and the old table while it is copied
-        self.budget.charge((cap - len(self._accepting)) * (self.n_classes * 4 + 14), _WHAT)
-        table = np.full((cap, self.n_classes), -1, dtype=np.int32)
-        table[: len(self._table)] = self._table
-        self._table = table
+        cap = len(self._accepting) * 3 // 2
+        # per state: accepting, expanded, guard (4 + 1), lead (8) and row (4) slots
+        self.budget.charge((cap - len(self._accepting)) * 19, _WHAT)
+        self._row_of = np.concatenate([self._row_of, np.full(cap - len(self._row_of), -1, dtype=np.int32)])
         self._accepting = np.concatenate([self._accepting, np.zeros(cap - len(self._accepting), dtype=bool)])
         self._expanded = np.concatenate([self._expanded, np.zeros(cap - len(self._expanded), dtype=bool)])
         self._galt = np.concatenate([self._galt, np.full(cap - len(self._galt), -1, dtype=np.int32)])
         self._gdead = np.concatenate([self._gdead, np.zeros(cap - len(self._gdead), dtype=bool)])
         self._lead_of = np.concatenate([self._lead_of, np.full(cap - len(self._lead_of), -1, dtype=np.int64)])
+
+    def _new_row(self, d: int) -> int:
+        """A row of the table for state ``d`` (all -1), the table grown if full."""
+        r = self._n_rows
+        if r >= len(self._table):
+            cap = len(self._table) * 3 // 2  # not twice: the last growth's spare rows are most of it
+            self.budget.charge((cap - len(self._table)) * self.n_classes * 4, _WHAT)
+            table = np.full((cap, self.n_classes), -1, dtype=np.int32)
+            table[:r] = self._table
+            self._table = table
+        self._n_rows = r + 1
+        self._row_of[d] = r
+        return r
 
     def expand(self, d: int) -> None:
         """Compute the transition row of DFA state ``d``."""
@@ -257,7 +244,9 @@ class LazyByteDFA(GuardPoints):
             for x in (fail, int(self._galt[d])):
                 if x >= 0:
                     self.expand(x)
-            self._table[d] = self._table[fail] if fail >= 0 else -1
+            r = self._new_row(d)
+            if fail >= 0:
+                self._table[r] = self._table[self._row_of[fail]]
             self._expanded[d] = True
             return
         self.budget.tick(len(self._sets), _WHAT)
@@ -275,6 +264,7 @@ class LazyByteDFA(GuardPoints):
         # most rows: each byte goes to one NFA state, no overlay to cut
         disjoint_ev = len(ev) == 1 or disjoint(ev)
         pieces = ((lo, hi, (t,)) for lo, hi, t in ev) if disjoint_ev else overlay(ev)
+        r = self._new_row(d)
         for x, y, targets in pieces:
             if LEAD in targets:  # a lead byte: every target is (a set is all inside a character or none)
                 tgt = self._inside(d, x)
@@ -282,8 +272,8 @@ class LazyByteDFA(GuardPoints):
                 tgt = self._state_of_one(next(iter(targets)))
             else:
                 tgt = self._state_of(targets)
-            a, b = self._cuts.columns(x, y)  # after the target: making it may reallocate the table
-            self._table[d, a:b] = tgt
+            a, b = self._cuts.columns(x, y)
+            self._table[r, a:b] = tgt
         self._expanded[d] = True
 
     def ensure(self, rows) -> None:
@@ -359,38 +349,35 @@ class LazyByteDFA(GuardPoints):
         """NFA states below this id are the character NFA's own."""
         return len(self._char_trans)
 
-    @property
-    def n_chain_states(self) -> int:
-        """NFA states inside a character made so far (`utf8_chains`): what the states read hold."""
-        return len(self._chains)
-
-    def chain_key(self, q: int) -> tuple[tuple, int]:
-        """(byte ranges still to read, the NFA state after them) of a state inside a character."""
-        return self._chains.key(q)
-
-    def chain_state(self, seq: tuple, t: int) -> int:
-        """The state inside a character that reads ``seq`` and then is at ``t`` (made if new)."""
-        return self._chains.state(seq, t)
-
-    def lead_of(self, d: int) -> tuple[int, int] | None:
-        """(source state, lead byte) of a state inside a character made as a lead byte's target
-        (its set made only when read), else None."""
-        x = int(self._lead_of[d])
-        return divmod(x, 256) if x >= 0 else None
-
     def state_of_set(self, s: tuple[int, ...]) -> int:
         """The DFA state of the epsilon-closed, sorted NFA state set ``s`` (made, not expanded, if new)."""
         return self._closed(s)
 
     @property
     def table_buffer(self) -> np.ndarray:
-        """The transition rows made so far, in a buffer with spare capacity (rows from `n_states`
-        on are unused; a row is final only once expanded, see `ensure`)."""
+        """The transition rows of the states expanded so far (see `ensure`), in a buffer with spare
+        capacity: state ``d``'s is row ``row_index[d]``."""
         return self._table
 
     @property
+    def row_index(self) -> np.ndarray:
+        """Each state's row in `table_buffer` (-1: not expanded; a buffer like `expanded_flags`)."""
+        return self._row_of
+
+    def step(self, d: int, byte: int) -> int:
+        """The state byte ``byte`` takes state ``d`` to (expanded first), -1 when none.
+
+        >>> from fsm.automata import lit, node_nfa
+        >>> lazy = LazyByteDFA(*node_nfa(lit("ab")))
+        >>> lazy.step(lazy.step(lazy.initial, ord("a")), ord("b")) >= 0, lazy.step(lazy.initial, ord("b"))
+        (True, -1)
+        """
+        self.ensure(d)
+        return int(self._table[self._row_of[d], self.byte_class[byte]])
+
+    @property
     def expanded_flags(self) -> np.ndarray:
-        """Whether each state's transition row is made (a buffer like `table_buffer`'s)."""
+        """Whether each state's transition row is made (a buffer with spare capacity, per state)."""
         return self._expanded
 
     @property
@@ -426,7 +413,7 @@ class LazyByteDFA(GuardPoints):
         n = self.n_states
         self.budget.charge(n * (self.n_classes * 4 + 1) * 2, _WHAT)  # the copy, and the merged one
         table, accepting, initial = merge_equal_states(
-            self._table[:n].copy(), self._accepting[:n].copy(), self.initial, self.budget
+            self._table[self._row_of[:n]], self._accepting[:n].copy(), self.initial, self.budget
         )
         groups = equal_rows(np.ascontiguousarray(table.T))
         cols = table[:, np.unique(groups, return_index=True)[1]]

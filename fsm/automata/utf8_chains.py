@@ -24,6 +24,9 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+import numpy as np
+
+from .budget import EDGE_BYTES, SET_BYTES, SET_MEMBER_BYTES, Budget
 from .byte_dfa import utf8_sequences as _utf8_sequences
 
 # The target of a lead byte's edge before its chain is made: no state id is this (real and chain
@@ -36,6 +39,12 @@ LEAD = -(1 << 63)
 def utf8_sequences(lo: int, hi: int):
     """`byte_dfa.utf8_sequences`, memoized: the lazy DFA asks for the same ranges over and over."""
     return _utf8_sequences(lo, hi)
+
+
+@lru_cache(maxsize=65536)
+def _lead_edges(lo: int, hi: int) -> tuple[tuple[int, int, int], ...]:
+    """The lead byte edges of characters ``lo..hi`` (>= 0x80), one tuple shared by every state."""
+    return tuple((seq[0][0], seq[0][1], LEAD) for seq in utf8_sequences(lo, hi))
 
 
 class Utf8Chains:
@@ -92,7 +101,7 @@ class Utf8Chains:
             if lo < 0x80:
                 out.append((lo, min(hi, 0x7F), t))
             if hi >= 0x80:
-                out.extend((seq[0][0], seq[0][1], LEAD) for seq in utf8_sequences(max(lo, 0x80), hi))
+                out.extend(_lead_edges(max(lo, 0x80), hi))
         return tuple(out)
 
     def lead_targets(self, char_edges, b: int) -> list[int]:
@@ -108,6 +117,68 @@ class Utf8Chains:
                     if seq[0][0] <= b <= seq[0][1]:
                         out.append(self.state(seq[1:], t))
         return out
+
+
+class CharacterStates:
+    """`LazyByteDFA`'s states inside a character (a mixin over its sets, closures and state ids):
+    a lead byte's target made as (source state, lead byte), its set and chain states when read."""
+
+    _sets: list[tuple[int, ...] | None]
+    _lead_of: np.ndarray  # per DFA state: source << 8 | lead byte, -1 when made with its set
+    _chains: Utf8Chains
+    _char_trans: list
+    _counters: object
+    _calls: object
+    budget: Budget
+
+    def _closure(self, q: int) -> tuple[int, ...]: ...
+    def _new(self, s: tuple[int, ...] | None) -> int: ...
+
+    def _lead_targets(self, q: int, b: int) -> list[int]:
+        """The states inside a character that lead byte ``b`` takes NFA state ``q`` to."""
+        if self._calls is not None and q >= self._calls.BASE:
+            inner, sid = self._calls.split(q)
+            return [self._calls.conf(t, sid) for t in self._lead_targets(inner, b)]
+        return self._chains.lead_targets(self._char_trans[q] if q >= 0 else self._counters.edges(q), b)
+
+    def _inside(self, src: int, b: int) -> int:
+        """The state lead byte ``b`` takes ``src`` to, inside a character: its set (chain states
+        made) only once something reads it (`_set`); it never accepts, as no character ends there."""
+        d = self._new(None)
+        self.budget.charge(2 * 8, "the automaton")  # its slots in the sets list and the lead array
+        self._lead_of[d] = src << 8 | b
+        return d
+
+    def _set(self, d: int) -> tuple[int, ...]:
+        """The NFA state set of ``d``, made now for a state inside a character (`_inside`)."""
+        s = self._sets[d]
+        if s is None:
+            src, b = divmod(int(self._lead_of[d]), 256)
+            targets = {t for q in self._set(src) for t in self._lead_targets(q, b)}
+            # not the state of its set (`_closed`): which state a set names must not depend on
+            # what was read first (`counter_shift` relies on it), and ``d`` acts alike anyway
+            s = self._sets[d] = tuple(sorted(set().union(*(self._closure(t) for t in targets))))
+            self.budget.charge(SET_BYTES + len(s) * SET_MEMBER_BYTES + 2 * EDGE_BYTES, "the automaton")
+        return s
+
+    @property
+    def n_chain_states(self) -> int:
+        """NFA states inside a character made so far (`utf8_chains`): what the states read hold."""
+        return len(self._chains)
+
+    def chain_key(self, q: int) -> tuple[tuple, int]:
+        """(byte ranges still to read, the NFA state after them) of a state inside a character."""
+        return self._chains.key(q)
+
+    def chain_state(self, seq: tuple, t: int) -> int:
+        """The state inside a character that reads ``seq`` and then is at ``t`` (made if new)."""
+        return self._chains.state(seq, t)
+
+    def lead_of(self, d: int) -> tuple[int, int] | None:
+        """(source state, lead byte) of a state inside a character made as a lead byte's target
+        (its set made only when read), else None."""
+        x = int(self._lead_of[d])
+        return divmod(x, 256) if x >= 0 else None
 
 
 # Bytes a chain state holds (CPython, 64-bit): its key (a 2-tuple, the tail of byte ranges, the
