@@ -80,6 +80,7 @@ class LazyByteDFA(GuardPoints, CharacterStates):
         self._raw: dict[tuple[int, ...], int] = {}  # target sets of two states or more
         self._one: dict[int, int] = {}  # single target states
         self._sets: list[tuple[int, ...] | None] = []  # None: inside a character, not made yet
+        self._made = 0  # states whose set is made
         cap = 64
         # Rows for expanded states only (``_row_of``: a state's row, -1 before): most states made are
         # never expanded (a walk makes every token's end, a lead byte's target per state expanded),
@@ -184,17 +185,24 @@ class LazyByteDFA(GuardPoints, CharacterStates):
     def _new(self, s: tuple[int, ...] | None) -> int:
         """A new state of set ``s`` (None: inside a character, see `_inside`), table rows grown."""
         d = len(self._sets)
-        if d >= self.limits.max_states:
+        if s is not None:
+            self._count_set()
+        self._sets.append(s)
+        if d >= len(self._accepting):
+            self._grow()
+        return d
+
+    def _count_set(self) -> None:
+        """One more state with its set made: what ``max_states`` counts (a state inside a character
+        not read yet holds no set, a few bytes of arrays, counted in ``max_memory``)."""
+        self._made += 1
+        if self._made > self.limits.max_states:
             raise SchemaTooComplex(
                 f"JSON schema automaton: over {self.limits.max_states:,} states; simplify the schema "
                 "or raise Limits.max_states",
                 budget="max_states",
                 limit=self.limits.max_states,
             )
-        self._sets.append(s)
-        if d >= len(self._accepting):
-            self._grow()
-        return d
 
     def _closed(self, s: tuple[int, ...]) -> int:
         """The DFA state of the epsilon-closed set ``s`` (sorted), made if new."""
@@ -249,7 +257,7 @@ class LazyByteDFA(GuardPoints, CharacterStates):
                 self._table[r] = self._table[self._row_of[fail]]
             self._expanded[d] = True
             return
-        self.budget.tick(len(self._sets), _WHAT)
+        self.budget.tick(self._made, _WHAT)
         s = self._set(d)
         if len(s) > 64:  # a big subset: one expansion alone takes a while
             self.budget.deadline.check(_WHAT)

@@ -133,6 +133,7 @@ class CharacterStates:
 
     def _closure(self, q: int) -> tuple[int, ...]: ...
     def _new(self, s: tuple[int, ...] | None) -> int: ...
+    def _count_set(self) -> None: ...
 
     def _lead_targets(self, q: int, b: int) -> list[int]:
         """The states inside a character that lead byte ``b`` takes NFA state ``q`` to."""
@@ -158,6 +159,7 @@ class CharacterStates:
             # not the state of its set (`_closed`): which state a set names must not depend on
             # what was read first (`counter_shift` relies on it), and ``d`` acts alike anyway
             s = self._sets[d] = tuple(sorted(set().union(*(self._closure(t) for t in targets))))
+            self._count_set()
             self.budget.charge(SET_BYTES + len(s) * SET_MEMBER_BYTES + 2 * EDGE_BYTES, "the automaton")
         return s
 

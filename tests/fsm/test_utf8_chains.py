@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import random
 
+import pytest
+
 import fsm
 from fsm.testing import accepts
 
@@ -51,6 +53,25 @@ def test_states_inside_characters_are_made_when_read(vocab):
     for d in range(lazy.n_states):  # what making every set up front made
         lazy.state_set(d)
     assert lazy.n_chain_states > 3 * made, (made, lazy.n_chain_states)
+
+
+def test_max_states_counts_the_states_whose_sets_are_made(vocab):
+    """A state inside a character not read yet is a placeholder (its memory is counted): the same
+    walk fits a state cap below the number of ids it hands out, but not one below its sets."""
+    words = json.dumps(
+        {"s": " ".join(f"w{i}ord —é" for i in range(25))}, ensure_ascii=False, separators=(",", ":")
+    )
+    spec = fsm.JsonSchema(_schema(60, maxLength=400), exact=True)
+    index = fsm.compile(spec, vocab, cache=False)
+    assert accepts(index, words)
+    lazy = index.lazy
+    made = sum(lazy.lead_of(d) is None for d in range(lazy.n_states))
+    assert made < lazy.n_states / 3
+    roomy = fsm.compile(spec, vocab, limits=fsm.Limits(max_states=2 * made), cache=False)
+    assert accepts(roomy, words) and roomy.lazy.n_states > 2 * made
+    tight = fsm.compile(spec, vocab, limits=fsm.Limits(max_states=made // 2), cache=False)
+    with pytest.raises(fsm.SpecTooComplex, match="max_states"):
+        accepts(tight, words)
 
 
 _VOCAB: list = []
