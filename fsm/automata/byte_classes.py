@@ -42,6 +42,10 @@ class ClassCuts:
         self.cuts = cuts  # cuts[b]: a class begins at byte b (b = 256: past the last)
         self.byte_class = (np.cumsum(cuts[:256]) - 1).astype(np.int32)
         self.n_classes = int(self.byte_class[-1]) + 1
+        # as lists: `columns` runs once per edge of every expansion, and a numpy scalar read costs
+        # several times a list's
+        self._cut_list = cuts.tolist()
+        self._class_list = self.byte_class.tolist()
 
     @classmethod
     def of_edges(cls, trans, counters=None) -> ClassCuts:
@@ -65,6 +69,7 @@ class ClassCuts:
     def columns(self, lo: int, hi: int) -> tuple[int, int]:
         """The classes ``lo..hi`` covers (``[first, last + 1)``); bytes ``lo..hi`` must be whole
         classes, else AssertionError: an edge the NFA's reading missed would write a whole class."""
-        if not (self.cuts[lo] and self.cuts[hi + 1]):
+        cuts = self._cut_list
+        if not (cuts[lo] and cuts[hi + 1]):
             raise AssertionError(f"byte range {lo:#x}..{hi:#x} splits a byte class of the lazy DFA")
-        return int(self.byte_class[lo]), int(self.byte_class[hi]) + 1
+        return self._class_list[lo], self._class_list[hi] + 1

@@ -27,8 +27,9 @@ def kernels() -> SimpleNamespace:
     global _loaded
     if _loaded is None:
         # lazy: numba must not be loaded by `import fsm` (the module docstring says why)
+        from .body_rows import shaped_row  # lazy: numba
         from .preorder import PreorderTrie, preorder, vocabulary_preorder  # lazy: numba
-        from .row_sort import sorted_row  # lazy: numba
+        from .row_sort import pack_tokens, sorted_packed_row, sorted_row  # lazy: numba
         from .steps import Steps  # lazy: numba
         from .trie_kernel import ensure_compiled, walk_below, walk_row  # lazy: numba
 
@@ -36,7 +37,10 @@ def kernels() -> SimpleNamespace:
             PreorderTrie=PreorderTrie,
             Steps=Steps,
             ensure_compiled=ensure_compiled,
+            pack_tokens=pack_tokens,
             preorder=preorder,
+            shaped_row=shaped_row,
+            sorted_packed_row=sorted_packed_row,
             sorted_row=sorted_row,
             vocabulary_preorder=vocabulary_preorder,
             walk_below=walk_below,

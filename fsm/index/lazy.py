@@ -23,7 +23,7 @@ from ..automata.counter_shift import Shifts, shift_class
 from ..limits import Deadline, Limits
 from ..vocabulary import Vocabulary
 from .kernels import kernels
-from .rows import RowIndex
+from .rows import FINISHED, RowIndex
 from .token_walk import walk_tokens
 
 _ABSENT = -3  # no end state: not FINISHED, not a state
@@ -39,11 +39,15 @@ class LazyDfaIndex(RowIndex):
         fingerprint: str = "",
         limits: Limits | None = None,
         shift_rows: bool = True,
+        shaped_rows: bool = True,
     ):
         """``shift_rows``: derive the rows of counter states from an earlier count's (exact, see
-        the module); False walks every row (what tests compare the derived rows with)."""
+        the module); ``shaped_rows``: make the rows inside a string from its body's shape
+        (`fsm.index.body_rows`); False walks every row (what tests compare the others with)."""
         self.lazy = lazy
         self.shift_rows = shift_rows
+        self.shaped_rows = shaped_rows
+        self.n_shaped = 0  # rows made from a shape so far
         # class key -> [count, tokens, end states, (sorted tokens, distinct ends, index of each
         # token's end) once a second row of the class came] of the row walked first in the class
         self._by_shift: dict[tuple, list] = {}
@@ -105,6 +109,26 @@ class LazyDfaIndex(RowIndex):
             self.lazy.use_deadline(None)
         self.n_shifted += 1
         return tok, moved[where]
+
+    def _shaped_row(self, state: int):
+        if not self.shaped_rows or self.lazy.state_set(state)[0] < 0:
+            # a counted string's states (virtual NFA states, negative, sort first) never loop, and
+            # telling so would expand the next count, which a shifted row never needs
+            return None
+        k = kernels()
+        k.ensure_compiled()
+        trie = k.vocabulary_preorder(self.vocabulary)
+        deadline = self.limits.deadline()
+        eos = (self.eos_ids, FINISHED) if self.dfa.accepting[state] else None
+        self.lazy.use_deadline(deadline)
+        try:
+            row = k.shaped_row(self.dfa, state, trie, self.lazy, deadline, self.steps, self.vocabulary, eos)
+        finally:
+            self.lazy.use_deadline(None)
+        if row is not None:
+            self._charge(row.nbytes)
+            self.n_shaped += 1
+        return row
 
     @property
     def n_states(self) -> int:

@@ -2,6 +2,8 @@
 
 A wide row (a string's inside: most of the vocabulary) comes out of the trie walk in trie order; an
 argsort of 45k tokens (and the gathers) costs ~2.6 ms, a scatter into a vocabulary-sized array and one pass ~0.07 ms.
+The same pass packs the row's bitmask (`sorted_packed_row`): `bitmask.pack_bitmask` of 49k tokens
+(a boolean scatter and ``np.packbits``) took ~0.15 ms, as long as the walk that found them.
 """
 
 from __future__ import annotations
@@ -11,8 +13,9 @@ import numpy as np
 
 
 @numba.njit(cache=True, nogil=True)
-def _dense_row(tok, end, n, size, absent):  # pragma: no cover - compiled
-    """The pairs ``tok[:n]``, ``end[:n]`` sorted by token, by a scatter over the vocabulary."""
+def _dense_row(tok, end, n, size, absent, words):  # pragma: no cover - compiled
+    """The pairs ``tok[:n]``, ``end[:n]`` sorted by token, by a scatter over the vocabulary; the
+    tokens' bits set in ``words`` (uint32, zeroed; empty: no mask wanted)."""
     full = np.full(size, absent, np.int32)
     for i in range(n):
         full[tok[i]] = end[i]
@@ -22,12 +25,15 @@ def _dense_row(tok, end, n, size, absent):  # pragma: no cover - compiled
             m += 1
     out_t = np.empty(m, np.int32)
     out_e = np.empty(m, np.int32)
+    pack = len(words) > 0
     m = 0
     for t in range(size):
         if full[t] != absent:
             out_t[m] = t
             out_e[m] = full[t]
             m += 1
+            if pack:
+                words[t >> 5] |= np.uint32(1) << np.uint32(t & 31)
     return out_t, out_e
 
 
@@ -43,4 +49,53 @@ def sorted_row(tok: np.ndarray, end: np.ndarray, size: int, absent: int) -> tupl
         len(tok),
         size,
         absent,
+        _NO_WORDS,
     )
+
+
+_NO_WORDS = np.zeros(0, np.uint32)
+
+
+def sorted_packed_row(
+    tok: np.ndarray, end: np.ndarray, size: int, absent: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`sorted_row`, and the tokens' packed bitmask (`fsm.index.bitmask.pack_bitmask`'s layout).
+
+    >>> t, e, w = sorted_packed_row(np.array([33, 0], np.int32), np.array([7, 8], np.int32), 64, -9)
+    >>> t.tolist(), w.tolist()
+    ([0, 33], [1, 2])
+    """
+    words = np.zeros((size + 31) // 32, np.uint32)
+    t, e = _dense_row(
+        np.ascontiguousarray(tok, dtype=np.int32),
+        np.ascontiguousarray(end, dtype=np.int32),
+        len(tok),
+        size,
+        absent,
+        words,
+    )
+    return t, e, words.view(np.int32)
+
+
+@numba.njit(cache=True, nogil=True)
+def set_bits(tok, words):  # pragma: no cover - compiled
+    """Set the bits of tokens ``tok`` in the packed mask ``words`` (uint32), in place.
+
+    >>> w = np.zeros(2, np.uint32); set_bits(np.array([1, 32], np.int32), w); w.tolist()
+    [2, 1]
+    """
+    for i in range(len(tok)):
+        t = tok[i]
+        words[t >> 5] |= np.uint32(1) << np.uint32(t & 31)
+
+
+def pack_tokens(tok: np.ndarray, size: int) -> np.ndarray:
+    """`fsm.index.bitmask.pack_bitmask`, compiled: one pass over the tokens (~0.15 ms in numpy for
+    a row of 49k tokens, a few µs here).
+
+    >>> pack_tokens(np.array([0, 33], np.int32), 64).tolist()
+    [1, 2]
+    """
+    words = np.zeros((size + 31) // 32, np.uint32)
+    set_bits(np.ascontiguousarray(tok, dtype=np.int32), words)
+    return words.view(np.int32)

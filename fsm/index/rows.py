@@ -46,6 +46,14 @@ class Row:
             self.tokens.nbytes + self.next_states.nbytes + (0 if self.packed is None else self.packed.nbytes)
         )
 
+    def next_state(self, token_id: int) -> int | None:
+        """The state ``token_id`` leads to, or None when it is not allowed."""
+        toks = self.tokens
+        i = int(np.searchsorted(toks, token_id))
+        if i >= len(toks) or int(toks[i]) != token_id:
+            return None
+        return int(self.next_states[i])
+
 
 def _sorted(tok: np.ndarray) -> bool:
     """Whether ``tok`` is strictly increasing (a walk's output almost never is: its head tells).
@@ -110,10 +118,16 @@ class RowIndex(ABC):
             with self._lock:
                 r = self._rows.get(state)
                 if r is None:
-                    tok, end = self._row_arrays(state)
-                    r = self._make_row(state, tok, end)
+                    r = self._shaped_row(state)
+                    if r is None:
+                        tok, end = self._row_arrays(state)
+                        r = self._make_row(state, tok, end)
                     self._rows[state] = r
         return r
+
+    def _shaped_row(self, state: int) -> Row | None:
+        """``state``'s row from a string body's shape (`fsm.index.body_rows`), or None: walk it."""
+        return None
 
     def _row_arrays(self, state: int) -> tuple[np.ndarray, np.ndarray]:
         """(tokens, end states) of ``state``, by the compiled trie walk (`fsm.index.trie_kernel`)."""
@@ -157,23 +171,35 @@ class RowIndex(ABC):
         if self.dfa.accepting[state]:
             tok = np.concatenate([tok, self.eos_ids])
             end = np.concatenate([end, np.full(len(self.eos_ids), FINISHED, dtype=np.int32)])
+        packed = None
         if _sorted(tok):  # a row derived from a sorted one (`LazyDfaIndex`'s counter shifts)
             tok, end = tok.astype(np.int32, copy=False), end.astype(np.int32, copy=False)
+            if len(tok) * 32 > self.vocabulary.size:
+                packed = kernels().pack_tokens(tok, self.vocabulary.size)
         elif len(tok) * 32 > self.vocabulary.size:  # big rows: a scatter is cheaper than a sort
-            tok, end = kernels().sorted_row(tok, end, self.vocabulary.size, FINISHED - 1)
+            # its mask packed in the same pass: matchers ask for it next
+            tok, end, packed = kernels().sorted_packed_row(tok, end, self.vocabulary.size, FINISHED - 1)
         else:
             order = np.argsort(tok, kind="stable")
             tok, end = tok[order].astype(np.int32), end[order].astype(np.int32)
         tok, slot = self._share(tok)
+        if packed is not None and slot[0] is None:
+            packed.setflags(write=False)
+            slot[0] = packed
+            self._nbytes += packed.nbytes
         row = Row(tok, end, has_text, slot[0], slot)
-        self._nbytes += end.nbytes
+        self._charge(end.nbytes)
+        return row
+
+    def _charge(self, nbytes: int) -> None:
+        """Count ``nbytes`` more of rows against ``limits.max_index_bytes``."""
+        self._nbytes += nbytes
         if self._nbytes > self.limits.max_index_bytes:
             raise SpecTooComplex(
                 f"token index {self.fingerprint[:40]} grew past max_index_bytes={self.limits.max_index_bytes:,}",
                 budget="max_index_bytes",
                 limit=self.limits.max_index_bytes,
             )
-        return row
 
     def _share(self, tok: np.ndarray) -> tuple[np.ndarray, list]:
         """The array of an earlier row with the same tokens (else ``tok``) and its packed-mask slot."""
@@ -286,12 +312,10 @@ class RowMatcher(Matcher):
         return self._index.bitmask(self._state)
 
     def _next_state(self, token_id: int) -> int:
-        row = self._index.row(self._state)
-        toks = row.tokens
-        i = int(np.searchsorted(toks, token_id))
-        if i >= len(toks) or int(toks[i]) != token_id:
+        nxt = self._index.row(self._state).next_state(token_id)
+        if nxt is None:
             raise TokenRejected(token_id)
-        return int(row.next_states[i])
+        return nxt
 
     def _accepting(self) -> bool:
         return self._index.is_accepting_state(self._state)

@@ -1,0 +1,427 @@
+"""Rows inside a lexeme's loop (a JSON string's characters), walked once per vocabulary and shape.
+
+Inside a free JSON string nearly every token stays inside the string, so its row holds most of the
+vocabulary: a walk emits ~49k (token, end state) pairs on SmolLM2 and a scatter sorts them, ~0.25 ms
+per state, and every string field of every schema is a state of its own (what follows its closing
+quote differs). What differs between those rows is only the few hundred tokens that leave the
+string; the tokens that stay inside, and the state each ends in (the loop, a state inside a
+multi-byte character or an escape), are the same up to renaming the states.
+
+So a state whose row is wide (`WIDE` labels or more loop back to it) is cut at its *body*: the states
+from which every way on returns to it within `RETURN_BYTES` bytes (a UTF-8 character's continuation
+bytes, an escape's ``\\uXXXX``), numbered in breadth-first order from it. The body's transitions in
+that numbering, with every way out of the body marked as an *exit*, are the shape's key. The tokens
+that never leave the body and the trie nodes where a path leaves it are walked once per vocabulary
+and key (`BodyShape`, kept on the vocabulary); a row of that shape is then the shape's tokens with
+their ends renamed, merged with a walk below the exit nodes from where each exit leads in this
+automaton (`shaped_row`). The split is exact for any body: a token either stays inside or leaves it
+at one first byte.
+
+>>> import fsm
+>>> from fsm.index.kernels import kernels
+>>> v = fsm.Vocabulary([bytes([b]) for b in range(32, 127)] + [b'ab"', None], eos_token_ids=[96])
+>>> idx = fsm.compile(fsm.Regex('"[^"]*"x'), v)
+>>> s = idx.dfa.step(idx.initial_state, ord('"'))
+>>> row = shaped_row(idx.dfa, s, kernels().vocabulary_preorder(v), None, None, None, v)
+>>> row.tokens.tolist() == sorted(kernels().walk_row(idx.dfa, s, kernels().vocabulary_preorder(v))[0].tolist())
+True
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from ..automata import ByteDFA
+from ..limits import Deadline
+from ..vocabulary import Vocabulary
+from .contract import OnDemand
+from .preorder import PreorderTrie
+from .row_sort import set_bits, sorted_packed_row
+from .steps import Steps
+from .trie_kernel import walk_below
+from .walk_arrays import walk_view
+
+WIDE = 32  # labels looping back: below this a row is narrow and its walk cheap
+RETURN_BYTES = 3  # a UTF-8 character's continuation bytes; an escape leaves (few tokens hold one)
+MAX_BODY = 64  # states in a body: past this the key costs more than a walk
+SHAPES_KEPT = 32  # shapes per vocabulary (each ~5 bytes per token inside: 8 MB on a 49k vocabulary)
+_EXIT = -2
+
+
+@dataclass(frozen=True)
+class BodyShape:
+    """What a body's shape lets every row of that shape reuse: the tokens that stay inside (sorted),
+    the body state (in the shape's numbering) each ends in, and the trie nodes where a path leaves
+    the body, with the body state it leaves from."""
+
+    tokens: np.ndarray  # int32, sorted
+    ends: np.ndarray  # int16: body state (shape numbering)
+    words: np.ndarray  # uint32: ``tokens``' packed bitmask
+    exit_from: np.ndarray  # int64: body state (shape numbering) before the exit byte
+    exit_node: np.ndarray  # int64: trie node whose byte leaves the body
+
+
+@numba.njit(cache=True, nogil=True)
+def _shape_walk(shape, label, depth, size, tok_start, tok_count, tok_ids, max_depth):  # pragma: no cover
+    """The walk of a body shape (``shape[x, byte]``: a state, -1 dead, `_EXIT`) from state 0:
+    (tokens, end states) inside, and (state, node) at each node where a path leaves."""
+    n_nodes = len(label)
+    out_tok = np.empty(len(tok_ids), np.int32)
+    out_end = np.empty(len(tok_ids), np.int16)
+    ex_s = np.empty(n_nodes, np.int64)
+    ex_n = np.empty(n_nodes, np.int64)
+    states = np.zeros(max_depth + 2, np.int64)
+    n = 0
+    ne = 0
+    j = 1
+    while j < n_nodes:
+        sp = states[depth[j] - 1]
+        t = shape[sp, label[j]]
+        if t == -1:
+            j += size[j]
+            continue
+        if t == _EXIT:
+            ex_s[ne] = sp
+            ex_n[ne] = j
+            ne += 1
+            j += size[j]
+            continue
+        for i in range(tok_start[j], tok_start[j] + tok_count[j]):
+            out_tok[n] = tok_ids[i]
+            out_end[n] = t
+            n += 1
+        states[depth[j]] = t
+        j += 1
+    return out_tok[:n], out_end[:n], ex_s[:ne], ex_n[:ne]
+
+
+@numba.njit(cache=True, nogil=True)
+def _merge(in_tok, in_end, names, x_tok, x_end):  # pragma: no cover - compiled
+    """The shape's sorted tokens (ends renamed by ``names``) merged with the sorted tokens that
+    leave (``x_*``, none of them inside)."""
+    n = len(in_tok) + len(x_tok)
+    tok = np.empty(n, np.int32)
+    end = np.empty(n, np.int32)
+    i = 0
+    k = 0
+    for m in range(n):
+        if k < len(x_tok) and (i >= len(in_tok) or x_tok[k] < in_tok[i]):
+            tok[m] = x_tok[k]
+            end[m] = x_end[k]
+            k += 1
+        else:
+            tok[m] = in_tok[i]
+            end[m] = names[in_end[i]]
+            i += 1
+    return tok, end
+
+
+class _Shapes:
+    """A vocabulary's body shapes, most recently used kept (`SHAPES_KEPT`)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.by_key: OrderedDict[bytes, BodyShape] = OrderedDict()
+
+    def get(self, key: bytes, shape: np.ndarray, trie: PreorderTrie, size: int) -> BodyShape:
+        with self.lock:
+            got = self.by_key.get(key)
+            if got is not None:
+                self.by_key.move_to_end(key)
+                return got
+        tok, end, ex_s, ex_n = _shape_walk(
+            shape,
+            trie.label,
+            trie.depth,
+            trie.size,
+            trie.tok_start,
+            trie.tok_count,
+            trie.tok_ids,
+            trie.max_depth,
+        )
+        tok, end32, words = sorted_packed_row(tok, end.astype(np.int32), size, -1)
+        got = BodyShape(tok, end32.astype(np.int16), words.view(np.uint32), ex_s, ex_n)
+        with self.lock:
+            self.by_key[key] = got
+            while len(self.by_key) > SHAPES_KEPT:
+                self.by_key.popitem(last=False)
+        return got
+
+
+@numba.njit(cache=True, nogil=True)
+def _wide_target(table, rows, bc, s):  # pragma: no cover - compiled
+    """The state `WIDE` or more of ``s``'s 256 bytes lead to, or -1 (``table[rows[s]]``: its row)."""
+    row = np.empty(256, np.int64)
+    for b in range(256):
+        row[b] = table[rows[s], bc[b]]
+    row.sort()
+    run = 0
+    for i in range(256):
+        run = run + 1 if i and row[i] == row[i - 1] else 1
+        if row[i] >= 0 and run >= WIDE:
+            return row[i]
+    return -1
+
+
+@numba.njit(cache=True, nogil=True)
+def _known(y, left, anchor, expanded, ok_at, fail_at):  # pragma: no cover - compiled
+    """`_returns` of ``y`` when its verdict needs no search: 1, 0, -2 - ``y`` (expand it), or 2."""
+    if y == anchor or (ok_at[y] > 0 and ok_at[y] <= left):
+        return 1
+    if fail_at[y] >= left:
+        return 0
+    if left <= 0:
+        fail_at[y] = max(fail_at[y], left)
+        return 0
+    if not expanded[y]:
+        return -2 - y
+    return 2
+
+
+@numba.njit(cache=True, nogil=True)
+def _returns(table, rows, bc, y0, left0, anchor, expanded, ok_at, fail_at):  # pragma: no cover - compiled
+    """Whether every way on from ``y0`` reaches ``anchor`` within ``left0`` bytes: 1, 0, or
+    -2 - (a state to expand first). ``ok_at``/``fail_at``: the least budget a state was proven
+    with (0: none) and the most it was refuted with (-1: none). Depth first with its own stack
+    (numba's disk cache does not keep recursive functions)."""
+    r = _known(y0, left0, anchor, expanded, ok_at, fail_at)
+    if r != 2:
+        return r
+    st_y = np.empty(left0 + 2, np.int64)
+    st_l = np.empty(left0 + 2, np.int64)
+    st_b = np.zeros(left0 + 2, np.int64)
+    st_live = np.zeros(left0 + 2, np.bool_)
+    st_y[0] = y0
+    st_l[0] = left0
+    top = 1
+    while top:
+        y = st_y[top - 1]
+        left = st_l[top - 1]
+        b = st_b[top - 1]
+        pushed = False
+        while b < 256:
+            z = table[rows[y], bc[b]]
+            b += 1
+            if z < 0:
+                continue
+            st_live[top - 1] = True
+            q = _known(z, left - 1, anchor, expanded, ok_at, fail_at)
+            if q == 1:
+                continue
+            if q == 2:
+                st_b[top - 1] = b
+                st_y[top] = z
+                st_l[top] = left - 1
+                st_b[top] = 0
+                st_live[top] = False
+                top += 1
+                pushed = True
+                break
+            if q == 0:  # every way must return: one that does not refutes every frame
+                for f in range(top):
+                    fail_at[st_y[f]] = max(fail_at[st_y[f]], st_l[f])
+            return q
+        if pushed:
+            continue
+        if not st_live[top - 1]:
+            for f in range(top):
+                fail_at[st_y[f]] = max(fail_at[st_y[f]], st_l[f])
+            return 0
+        ok_at[y] = left if ok_at[y] == 0 else min(ok_at[y], left)
+        top -= 1
+    return 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _body(table, rows, bc, root, expanded, ok_at, fail_at):  # pragma: no cover - compiled
+    """`body_of`'s work: (states found, or -1: none, or -2 - a state to expand; the states in
+    breadth-first order; the shape)."""
+    order = np.empty(MAX_BODY, np.int64)
+    shape = np.empty((0, 256), np.int16)
+    if not expanded[root]:
+        return -2 - root, order, shape
+    anchor = _wide_target(table, rows, bc, root)
+    if anchor < 0:
+        return -1, order, shape
+    if anchor != root:  # the first state inside a string: its wide step leads to the loop
+        if not expanded[anchor]:
+            return -2 - anchor, order, shape
+        if _wide_target(table, rows, bc, anchor) != anchor:
+            return -1, order, shape
+    pos = np.full(len(expanded), -1, np.int64)
+    order[0] = root
+    pos[root] = 0
+    n = 1
+    i = 0
+    while i < n:
+        x = order[i]
+        i += 1
+        if not expanded[x]:
+            return -2 - x, order, shape
+        for b in range(256):
+            z = table[rows[x], bc[b]]
+            if z < 0 or pos[z] >= 0:
+                continue
+            r = _returns(table, rows, bc, z, RETURN_BYTES, anchor, expanded, ok_at, fail_at)
+            if r < 0:
+                return r, order, shape
+            if r == 1:
+                if n == MAX_BODY:
+                    return -1, order, shape
+                pos[z] = n
+                order[n] = z
+                n += 1
+    shape = np.empty((n, 256), np.int16)
+    for k in range(n):
+        for b in range(256):
+            z = table[rows[order[k]], bc[b]]
+            shape[k, b] = -1 if z < 0 else pos[z] if pos[z] >= 0 else _EXIT
+    return n, order, shape
+
+
+def body_of(dfa: ByteDFA, state: int, on_demand: OnDemand | None) -> tuple[np.ndarray, np.ndarray] | None:
+    """(the body's states in breadth-first order from ``state``, its shape: ``shape[x, byte]`` = a
+    body state, -1 dead or `_EXIT`) — or None unless `WIDE` bytes or more lead from ``state`` to a
+    state that loops on `WIDE` bytes (the *anchor*; the body is what returns to it), or when the body
+    is over `MAX_BODY` states. Expands the states it reads.
+
+    >>> from fsm.regex import regex_to_dfa
+    >>> d = regex_to_dfa('"[^"]*"')
+    >>> states, shape = body_of(d, d.step(d.initial, ord('"')), None)
+    >>> len(states), int(shape[0, ord('a')]), int(shape[0, ord('"')])  # the loop, 7 inside a character
+    (8, 0, -2)
+    """
+    bc = np.asarray(dfa.byte_class, dtype=np.int64)
+    # most rows are narrow: told by one look at the state's row (and its wide step's), before
+    # anything is allocated
+    anchor = int(_wide_target(*_expanded(dfa, on_demand, state), bc, int(state)))
+    if anchor < 0:
+        return None
+    if anchor != state and int(_wide_target(*_expanded(dfa, on_demand, anchor), bc, anchor)) != anchor:
+        return None
+    ok_at = fail_at = np.zeros(0, np.int64)
+    while True:
+        tbl, rows, _, _, flags = walk_view(dfa, on_demand, False)
+        if len(ok_at) < len(flags):  # the verdicts so far hold: an expansion adds a row, changes none
+            ok_at = np.concatenate([ok_at, np.zeros(len(flags) - len(ok_at), np.int64)])
+            fail_at = np.concatenate([fail_at, np.full(len(flags) - len(fail_at), -1, np.int64)])
+        n, order, shape = _body(tbl, rows, bc, int(state), flags, ok_at, fail_at)
+        if n == -1:
+            return None
+        if n >= 0:
+            return order[:n], shape
+        assert on_demand is not None  # only a state not expanded yet asks for it
+        on_demand.ensure(-2 - n)
+
+
+def _expanded(dfa: ByteDFA, on_demand: OnDemand | None, state: int) -> tuple[np.ndarray, np.ndarray]:
+    """(transition table, each state's row in it) once ``state`` is expanded."""
+    if on_demand is not None:
+        on_demand.ensure(int(state))
+    tbl, rows, _, _, _ = walk_view(dfa, on_demand, False)
+    return tbl, rows
+
+
+class ShapedRow:
+    """A row made from a body's shape (`fsm.index.rows.Row`'s interface): the shape's tokens with
+    their ends renamed, and the tokens that leave the body (EOS among them when the state
+    accepts). Its packed mask is the shape's with the leaving tokens' bits set (a few µs); the
+    merged arrays (~0.1 ms for a string's 49k tokens) are made only if something reads them."""
+
+    __slots__ = ("_dense", "has_text", "names", "packed", "shape", "shared", "x_end", "x_tok")
+
+    def __init__(self, shape: BodyShape, names: np.ndarray, x_tok: np.ndarray, x_end: np.ndarray, text: bool):
+        self.shape, self.names, self.x_tok, self.x_end = shape, names, x_tok, x_end
+        self.has_text = bool(len(shape.tokens)) or text
+        words = shape.words.copy()
+        set_bits(x_tok, words)
+        self.packed = words.view(np.int32)
+        self.packed.setflags(write=False)
+        self.shared = None
+        self._dense: tuple[np.ndarray, np.ndarray] | None = None
+
+    def _merged(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._dense is None:
+            self._dense = _merge(self.shape.tokens, self.shape.ends, self.names, self.x_tok, self.x_end)
+        return self._dense
+
+    @property
+    def tokens(self) -> np.ndarray:
+        return self._merged()[0]
+
+    @property
+    def next_states(self) -> np.ndarray:
+        return self._merged()[1]
+
+    def next_state(self, token_id: int) -> int | None:
+        """The state ``token_id`` leads to, or None when it is not allowed."""
+        x = self.x_tok
+        i = int(np.searchsorted(x, token_id))
+        if i < len(x) and int(x[i]) == token_id:
+            return int(self.x_end[i])
+        inside = self.shape.tokens
+        i = int(np.searchsorted(inside, token_id))
+        if i < len(inside) and int(inside[i]) == token_id:
+            return int(self.names[self.shape.ends[i]])
+        return None
+
+    @property
+    def nbytes(self) -> int:
+        return self.names.nbytes + self.x_tok.nbytes + self.x_end.nbytes + self.packed.nbytes
+
+
+def shaped_row(
+    dfa: ByteDFA,
+    state: int,
+    trie: PreorderTrie,
+    on_demand: OnDemand | None,
+    deadline: Deadline | None,
+    steps: Steps | None,
+    vocab: Vocabulary,
+    eos: tuple[np.ndarray, int] | None = None,
+) -> ShapedRow | None:
+    """``state``'s row from its body's shape and a walk of what leaves it (EOS ids ``eos[0]``
+    leading to ``eos[1]`` added), or None (not a wide loop: walk the row). Its tokens and ends are
+    `trie_kernel.walk_row`'s pairs, sorted."""
+    if getattr(on_demand, "has_guards", False):
+        return None  # a guarded state's row defers nodes (`fsm.index.guarded`): walked whole
+    body = body_of(dfa, state, on_demand)
+    if body is None:
+        return None
+    states, shape = body
+    shapes = vocab.derived("body_shapes", _Shapes)
+    got = shapes.get(shape.tobytes() + bytes([len(states)]), shape, trie, vocab.size)
+    tbl, rows, _, _, _ = walk_view(dfa, on_demand, False)
+    bc = np.asarray(dfa.byte_class)
+    exit_state = tbl[rows[states[got.exit_from]], bc[trie.label[got.exit_node]]].astype(np.int64)
+    # the tokens at each exit node end where its byte leads; those below it are walked from there
+    counts = trie.tok_count[got.exit_node]
+    firsts = trie.tok_start[got.exit_node]
+    at_tok = trie.tok_ids[np.repeat(firsts, counts) + _ranges(counts)]
+    at_end = np.repeat(exit_state, counts)
+    below_tok, below_end = walk_below(
+        dfa, (exit_state, got.exit_node), trie, on_demand=on_demand, deadline=deadline, steps=steps
+    )
+    parts_tok, parts_end = [at_tok, below_tok], [at_end, below_end]
+    text = len(at_tok) + len(below_tok) > 0
+    if eos is not None:
+        parts_tok.append(eos[0])
+        parts_end.append(np.full(len(eos[0]), eos[1]))
+    x_tok = np.concatenate(parts_tok).astype(np.int32)
+    x_end = np.concatenate(parts_end).astype(np.int32)
+    order = np.argsort(x_tok, kind="stable")
+    return ShapedRow(got, states.astype(np.int32), x_tok[order], x_end[order], text)
+
+
+def _ranges(counts: np.ndarray) -> np.ndarray:
+    """0..c-1 for each c in ``counts``, concatenated."""
+    total = int(counts.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    starts = np.repeat(np.cumsum(counts) - counts, counts)
+    return np.arange(total) - starts

@@ -1,0 +1,93 @@
+"""Rows made from a string body's shape (`fsm.index.body_rows`) equal the rows a fresh trie walk
+computes — same tokens, same end states, same packed mask — at every step of random walks over many
+schemas, and a shape walked for one schema serves another."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import numpy as np
+import pytest
+
+import fsm
+from fsm.index import LazyDfaIndex
+from fsm.index.bitmask import pack_bitmask
+from fsm.index.body_rows import body_of
+
+SCHEMAS = [
+    {"type": "string"},
+    {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}}, "required": ["a"]},
+    {"type": "array", "items": {"type": "string"}, "maxItems": 5},
+    {"type": "object", "additionalProperties": {"type": "string"}},
+    {"type": "string", "pattern": "^[a-zA-Z0-9 _-]*$"},
+    {"type": "string", "format": "email"},
+    {
+        "type": "array",
+        "items": {"anyOf": [{"type": "string", "maxLength": 40}, {"type": "number"}, {"type": "string"}]},
+    },
+    {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string", "minLength": 2}}]},
+    {
+        "type": "object",
+        "properties": {"k": {"enum": ["x", "yz"]}, "v": {"type": "string"}},
+        "required": ["k", "v"],
+    },
+]
+
+
+def _same(shaped: LazyDfaIndex, walked: LazyDfaIndex, state: int, size: int) -> bool:
+    a, b = shaped.row(state), walked.row(state)
+    assert np.array_equal(a.tokens, b.tokens)
+    assert np.array_equal(a.next_states, b.next_states)
+    assert np.array_equal(shaped.bitmask(state), pack_bitmask(b.tokens, size))
+    assert a.has_text == b.has_text
+    return type(a).__name__ == "ShapedRow"
+
+
+@pytest.mark.parametrize("exact", [False, True])
+@pytest.mark.parametrize("schema", SCHEMAS, ids=[json.dumps(s)[:50] for s in SCHEMAS])
+def test_shaped_rows_equal_walked_rows(schema, exact, vocab):
+    index = fsm.compile(fsm.JsonSchema(schema, exact=exact), vocab, cache=False)
+    assert isinstance(index, LazyDfaIndex)
+    # both read one automaton, so their end states are comparable ids
+    shaped = LazyDfaIndex(index.lazy, vocab, limits=index.limits)
+    walked = LazyDfaIndex(index.lazy, vocab, limits=index.limits, shaped_rows=False, shift_rows=False)
+    rng = random.Random(json.dumps(schema) + str(exact))
+    n_shaped = 0
+    for _ in range(6):
+        m = shaped.matcher()
+        for _ in range(40):
+            n_shaped += _same(shaped, walked, m.state, vocab.size)
+            allowed = m.allowed_token_ids()
+            t = int(rng.choice(allowed))
+            row = shaped.row(m.state)
+            assert row.next_state(t) == walked.row(m.state).next_state(t)
+            m.advance(t)
+            if m.is_finished():
+                break
+    assert n_shaped > 0, "no row came from a shape: the test would not test it"
+
+
+def test_a_shape_is_shared_by_schemas_and_states(vocab, tokenizer):
+    first = fsm.compile(
+        fsm.JsonSchema({"type": "object", "properties": {"a": {"type": "string"}}}), vocab, cache=False
+    )
+    other = fsm.compile(fsm.JsonSchema({"type": "array", "items": {"type": "string"}}), vocab, cache=False)
+    keys = []
+    for index, text in ((first, '{"a":"x'), (other, '["x')):
+        m = index.matcher()
+        for t in tokenizer.encode(text, add_special_tokens=False):
+            m.advance(t)
+        _states, shape = body_of(index.dfa, m.state, index.lazy)
+        keys.append(shape.tobytes())
+        assert index.row(m.state).next_state(tokenizer.encode("y", add_special_tokens=False)[0]) == m.state
+    assert keys[0] == keys[1]  # what follows the closing quote differs; the inside does not
+
+
+def test_no_shape_for_narrow_states(vocab):
+    index = fsm.compile(
+        fsm.JsonSchema({"type": "object", "properties": {"abc": {"type": "integer"}}}), vocab, cache=False
+    )
+    assert body_of(index.dfa, index.lazy.initial, index.lazy) is None
+    rejected = index.row(index.lazy.initial).next_state(vocab.size - 1)
+    assert rejected is None
