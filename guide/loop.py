@@ -437,16 +437,3 @@ def utf8_complete_prefix(data: bytes | bytearray, end: int | None = None) -> int
             need = 2 if b < 0xE0 else 3 if b < 0xF0 else 4
             return end if back >= need else end - back
     return end  # only continuation bytes (invalid UTF-8): let the decoder replace them
-
-
-def take_piece(row: Row, hold: int) -> str:
-    """The next UTF-8-safe piece of a row's text, holding back a possible stop-string prefix."""
-    if row.finish is not None:
-        end = len(row.data) if row.text_end is None else row.text_end
-    else:
-        end = utf8_complete_prefix(row.data, max(row.streamed, len(row.data) - hold))
-    if end <= row.streamed:
-        return ""
-    piece = bytes(row.data[row.streamed : end]).decode("utf-8", errors="replace")
-    row.streamed = end
-    return piece

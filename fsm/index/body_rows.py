@@ -299,14 +299,16 @@ def body_of(dfa: ByteDFA, state: int, on_demand: OnDemand | None) -> tuple[np.nd
     bc = np.asarray(dfa.byte_class, dtype=np.int64)
     # most rows are narrow: told by one look at the state's row (and its wide step's), before
     # anything is allocated
-    anchor = int(_wide_target(*_expanded(dfa, on_demand, state), bc, int(state)))
+    tbl, rows, flags = _view(dfa, on_demand, state)
+    anchor = int(_wide_target(tbl, rows, bc, int(state)))
     if anchor < 0:
         return None
-    if anchor != state and int(_wide_target(*_expanded(dfa, on_demand, anchor), bc, anchor)) != anchor:
-        return None
+    if anchor != state:
+        tbl, rows, flags = _view(dfa, on_demand, anchor)
+        if int(_wide_target(tbl, rows, bc, anchor)) != anchor:
+            return None
     ok_at = fail_at = np.zeros(0, np.int64)
     while True:
-        tbl, rows, _, _, flags = walk_view(dfa, on_demand, False)
         if len(ok_at) < len(flags):  # the verdicts so far hold: an expansion adds a row, changes none
             ok_at = np.concatenate([ok_at, np.zeros(len(flags) - len(ok_at), np.int64)])
             fail_at = np.concatenate([fail_at, np.full(len(flags) - len(fail_at), -1, np.int64)])
@@ -316,15 +318,16 @@ def body_of(dfa: ByteDFA, state: int, on_demand: OnDemand | None) -> tuple[np.nd
         if n >= 0:
             return order[:n], shape
         assert on_demand is not None  # only a state not expanded yet asks for it
-        on_demand.ensure(-2 - n)
+        tbl, rows, flags = _view(dfa, on_demand, -2 - n)
 
 
-def _expanded(dfa: ByteDFA, on_demand: OnDemand | None, state: int) -> tuple[np.ndarray, np.ndarray]:
-    """(transition table, each state's row in it) once ``state`` is expanded."""
-    if on_demand is not None:
-        on_demand.ensure(int(state))
-    tbl, rows, _, _, _ = walk_view(dfa, on_demand, False)
-    return tbl, rows
+def _view(dfa: ByteDFA, on_demand: OnDemand | None, expand: int | None = None):
+    """(table, state -> its row in the table, expanded flags) with ``expand`` expanded first: a
+    lazy DFA keeps rows for its expanded states only (`LazyByteDFA.row_index`)."""
+    if on_demand is not None and expand is not None:
+        on_demand.ensure(int(expand))
+    tbl, rows, _, _, flags = walk_view(dfa, on_demand, False)
+    return tbl, rows, flags
 
 
 class ShapedRow:
@@ -333,7 +336,7 @@ class ShapedRow:
     accepts). Its packed mask is the shape's with the leaving tokens' bits set (a few µs); the
     merged arrays (~0.1 ms for a string's 49k tokens) are made only if something reads them."""
 
-    __slots__ = ("_dense", "has_text", "names", "packed", "shape", "shared", "x_end", "x_tok")
+    __slots__ = ("_dense", "_leaving", "has_text", "names", "packed", "shape", "shared", "x_end", "x_tok")
 
     def __init__(self, shape: BodyShape, names: np.ndarray, x_tok: np.ndarray, x_end: np.ndarray, text: bool):
         self.shape, self.names, self.x_tok, self.x_end = shape, names, x_tok, x_end
@@ -344,6 +347,7 @@ class ShapedRow:
         self.packed.setflags(write=False)
         self.shared = None
         self._dense: tuple[np.ndarray, np.ndarray] | None = None
+        self._leaving: dict[int, int] | None = None
 
     def _merged(self) -> tuple[np.ndarray, np.ndarray]:
         if self._dense is None:
@@ -360,12 +364,14 @@ class ShapedRow:
 
     def next_state(self, token_id: int) -> int | None:
         """The state ``token_id`` leads to, or None when it is not allowed."""
-        x = self.x_tok
-        i = int(np.searchsorted(x, token_id))
-        if i < len(x) and int(x[i]) == token_id:
-            return int(self.x_end[i])
+        leaving = self._leaving
+        if leaving is None:  # a few hundred tokens at most: a dict answers in ~50 ns
+            leaving = self._leaving = dict(zip(self.x_tok.tolist(), self.x_end.tolist(), strict=True))
+        got = leaving.get(token_id)
+        if got is not None:
+            return got
         inside = self.shape.tokens
-        i = int(np.searchsorted(inside, token_id))
+        i = int(inside.searchsorted(token_id))
         if i < len(inside) and int(inside[i]) == token_id:
             return int(self.names[self.shape.ends[i]])
         return None
@@ -396,7 +402,7 @@ def shaped_row(
     states, shape = body
     shapes = vocab.derived("body_shapes", _Shapes)
     got = shapes.get(shape.tobytes() + bytes([len(states)]), shape, trie, vocab.size)
-    tbl, rows, _, _, _ = walk_view(dfa, on_demand, False)
+    tbl, rows, _ = _view(dfa, on_demand)
     bc = np.asarray(dfa.byte_class)
     exit_state = tbl[rows[states[got.exit_from]], bc[trie.label[got.exit_node]]].astype(np.int64)
     # the tokens at each exit node end where its byte leads; those below it are walked from there

@@ -49,7 +49,7 @@ class Row:
     def next_state(self, token_id: int) -> int | None:
         """The state ``token_id`` leads to, or None when it is not allowed."""
         toks = self.tokens
-        i = int(np.searchsorted(toks, token_id))
+        i = int(toks.searchsorted(token_id))  # the method: np.searchsorted's wrapper costs ~1 µs
         if i >= len(toks) or int(toks[i]) != token_id:
             return None
         return int(self.next_states[i])

@@ -5,7 +5,9 @@
 
 from __future__ import annotations
 
-from ..automata import EMPTY, NEVER, Guard, Members, Node, Val, lit, opt, rep, seq
+import itertools
+
+from ..automata import EMPTY, NEVER, Guard, Members, Node, Val, alt, lit, opt, rep, seq
 from ..errors import SchemaError
 from .context import Context, Loc
 from .keywords import count, sees
@@ -47,7 +49,8 @@ def array_language(t: Context, schemas: list[Loc], depth: int, item_check: Guard
     if unique and (max_i is None or max_i > 1):
         return _unique_array(t, schemas, prefixes, rest_locs, min_i, max_i, depth)
     if contains:
-        return _contains_array(t, schemas, contains, prefixes, rest_locs, min_i, max_i, depth)
+        elem_locs = [locs_at(i) for i in range(n)]
+        return _contains_array(t, schemas, contains, elem_locs, rest_locs, min_i, max_i, depth)
 
     elems = [t.value(locs_at(i), depth + 1) for i in range(n)]
     # rest elements beyond the prefix
@@ -87,20 +90,26 @@ def _item_locs(t: Context, schemas: list[Loc]) -> tuple[list[list[Loc]], list[Lo
         elif items is not None:
             rest = f.at("items")
         if rest is None and "unevaluatedItems" in s and s["unevaluatedItems"] is not True:
-            prefix, rest = _unevaluated_items(f, prefix, schemas)
+            prefix, rest = _unevaluated_items(t, f, prefix, schemas)
         prefixes.append(prefix)
         rests.append(rest)
     return prefixes, rests
 
 
-def _unevaluated_items(f: Loc, prefix: list[Loc], schemas: list[Loc]) -> tuple[list[Loc], Loc | None]:
+def _unevaluated_items(
+    t: Context, f: Loc, prefix: list[Loc], schemas: list[Loc]
+) -> tuple[list[Loc], Loc | None]:
     """``f``'s items when it has ``unevaluatedItems`` and no items of its own: the items past what the
-    conjuncts it sees evaluate (their longest prefix; all of them when one has ``items``) must
-    satisfy it. Conjuncts it does not see (`sees`) are checked again by it, which only rejects more."""
+    conjuncts it sees evaluate (their longest prefix; all of them when one has ``items`` or an
+    ``unevaluatedItems`` of its own) must satisfy it, or (2020-12 on) one of the ``contains`` schemas
+    it sees, which evaluate the items they match. Conjuncts it does not see (`sees`) are checked
+    again by it, which only rejects more."""
     seen = [g for g in schemas if g is not f and sees(f, g)]
     for g in seen:
         items = g.schema.get("items")
         if isinstance(items, (dict, bool)) or (isinstance(items, list) and "additionalItems" in g.schema):
+            return prefix, None
+        if "unevaluatedItems" in g.schema:  # a nested one evaluates every item its siblings leave
             return prefix, None
     n = max(
         [len(prefix)]
@@ -108,7 +117,14 @@ def _unevaluated_items(f: Loc, prefix: list[Loc], schemas: list[Loc]) -> tuple[l
         + [len(g.schema["items"]) for g in seen if isinstance(g.schema.get("items"), list)]
     )
     padded = prefix + [Loc(True, f.ptr, f.base)] * (n - len(prefix))
-    return padded, f.at("unevaluatedItems")
+    rest = f.at("unevaluatedItems")
+    matched = [g.at("contains") for g in [f, *seen] if "contains" in g.schema] if t.draft >= 2020 else []
+    if not matched:
+        return padded, rest
+    # an item either matches some contains or meets unevaluatedItems: branches placed where they sit
+    branches = tuple((c,) for c in matched) + (((rest,),) if rest.schema is not False else ())
+    either = {"anyOf": [b[0].schema for b in branches]}
+    return padded, Loc(either, rest.ptr, rest.base, refs=rest.refs, branches=branches)
 
 
 def _elements(elems: list[Node], rest: Node, k_hi: int | None, sep: Node, min_count: int) -> Node:
@@ -157,12 +173,21 @@ def _unique_array(t: Context, schemas, prefixes, rest_locs, min_i, max_i, depth)
     return t.layout.container("[", "]", body, min_i == 0, depth)
 
 
-def _contains_array(t: Context, schemas, contains, prefixes, rest_locs, min_i, max_i, depth) -> Node:
-    """contains with minContains only: that many items drawn from (items ∧ contains), anywhere."""
+def _contains_array(t: Context, schemas, contains, elem_locs, rest_locs, min_i, max_i, depth) -> Node:
+    """contains with minContains only: that many items drawn from (items ∧ contains), anywhere
+    (``elem_locs``: the schemas of each prefix item)."""
     loc = contains[0]
-    min_c = max([count(f.schema.get("minContains", 1), "minContains", f) for f in contains])
+    mins = [count(f.schema.get("minContains", 1), "minContains", f) for f in contains]
+    min_c = max(mins)
+    required = [f for f, m in zip(contains, mins, strict=True) if m > 0]
     max_cs = [f.schema["maxContains"] for f in contains if "maxContains" in f.schema]
     binding = max_cs and (max_i is None or min(count(m, "maxContains", loc) for m in max_cs) < max_i)
+    if elem_locs and not binding and min_c <= 1 and len(required) <= 1:
+        plain = [f.without(*_CONTAINS_KW) for f in schemas]
+        if not required:  # minContains 0 asserts nothing (what contains evaluates is read already)
+            return array_language(t, plain, depth)
+        return _prefixed_contains(t, elem_locs, rest_locs, required[0], (min_i, max_i), depth)
+    prefixes = elem_locs
     if binding and not any(prefixes) and len(contains) == 1:
         node = _bounded_contains(
             t, loc, rest_locs, min_c, count(max_cs[0], "maxContains", loc), min_i, max_i, depth
@@ -183,6 +208,8 @@ def _contains_array(t: Context, schemas, contains, prefixes, rest_locs, min_i, m
         )
     base = [r for r in rest_locs if r.schema is not True]
     item = t.value(base, depth + 1) if base else t.any_value(depth + 1, loc)
+    if len(contains) > 1 and max(mins) <= 1 and len(required) <= MAX_SEVERAL:
+        return _several_contains(t, base, item, required, min_i, max_i, depth)
     hit = t.value(base + [f.at("contains") for f in contains], depth + 1)
     if min_c == 0:
         hit = NEVER
@@ -202,6 +229,73 @@ def _contains_array(t: Context, schemas, contains, prefixes, rest_locs, min_i, m
         return NEVER
     body = Members(tuple(seq_items), sep, max(min_i, 1), max_i)
     return t.layout.container("[", "]", body, min_i == 0 and min_c == 0, depth)
+
+
+def _prefixed_contains(t: Context, elem_locs, rest_locs, c: Loc, counts: tuple, depth: int) -> Node:
+    """Arrays with prefix items (``elem_locs``) and an item matching ``c``'s contains: the first
+    such item one of the prefix's, or one after it."""
+    min_i, max_i = counts
+    n, sep = len(elem_locs), lit(t.layout.sep(depth))
+    elems = [t.value(ls, depth + 1) for ls in elem_locs]
+    base = [r for r in rest_locs if r.schema is not True]
+    k_hi = None if max_i is None else max_i - n
+    item = NEVER if k_hi == 0 else t.value(base, depth + 1) if base else t.any_value(depth + 1, c)
+    out = []
+    for i in range(n):
+        hit = t.value([*elem_locs[i], c.at("contains")], depth + 1)
+        if hit != NEVER:
+            its = [*elems[:i], hit, *elems[i + 1 :]]
+            out.append(_elements(its, item, k_hi if item != NEVER else 0, sep, max(min_i, i + 1)))
+    hit = NEVER if item == NEVER else t.value([*base, c.at("contains")], depth + 1)
+    if hit != NEVER and NEVER not in elems:
+        tail = Members(((item, 0, None), (hit, 1, 1), (item, 0, None)), sep, max(min_i - n, 1), k_hi)
+        node = tail
+        for e in reversed(elems):
+            node = seq(e, sep, node)
+        out.append(node)
+    return t.layout.container("[", "]", alt(*out), False, depth) if out else NEVER
+
+
+# several contains (each matched once) as a union over the orders their first matches come in (13
+# for 3); more are met by one item matching them all (sound: only stricter)
+MAX_SEVERAL = 3
+
+
+def _several_contains(
+    t: Context, base: list[Loc], item: Node, required: list[Loc], min_i, max_i, depth
+) -> Node:
+    """Arrays where every ``contains`` of ``required`` matches some item: for each way their first
+    matches fall (in order, several on one item), those items meeting them, any items around."""
+    sep = lit(t.layout.sep(depth))
+    out = []
+    for groups in _ordered_partitions(tuple(required)):
+        hits = [t.value(base + [f.at("contains") for f in g], depth + 1) for g in groups]
+        if NEVER in hits:
+            continue
+        seq_items: list[tuple[Node, int, int | None]] = [(item, 0, None)]
+        for h in hits:
+            seq_items += [(h, 1, 1), (item, 0, None)]
+        if max_i is not None and max_i < len(hits):
+            continue
+        body = Members(tuple(seq_items), sep, max(min_i, 1), max_i)
+        out.append(t.layout.container("[", "]", body, min_i == 0 and not hits, depth))
+    return alt(*out) if out else NEVER
+
+
+def _ordered_partitions(xs: tuple) -> list[list[tuple]]:
+    """Every way to split ``xs`` into groups, in every order of the groups.
+
+    >>> len(_ordered_partitions((1, 2))), len(_ordered_partitions((1, 2, 3)))
+    (3, 13)
+    """
+    if not xs:
+        return [[]]
+    out = []
+    for k in range(1, len(xs) + 1):
+        for first in itertools.combinations(range(len(xs)), k):
+            rest = tuple(x for i, x in enumerate(xs) if i not in first)
+            out += [[tuple(xs[i] for i in first), *more] for more in _ordered_partitions(rest)]
+    return out
 
 
 # maxContains above this is refused: the automaton holds a copy of the item per possible match

@@ -90,13 +90,16 @@ class Loc:
     """A subschema with where it sits (JSON pointer) and the base URI its refs resolve against;
     ``excluded``, on a conjunct of a flattened schema only, is what a ``not`` there excludes;
     ``refs``, the ``$ref`` hops that led here in place, each (its base, its pointer, the target's
-    base, the target's pointer): what `keywords.sees` follows."""
+    base, the target's pointer): what `keywords.sees` follows; ``branches``, on an ``anyOf`` the
+    translator made of other subschemas (an ``if``/``then``/``else``), each branch as the subschemas
+    it applies, where they sit: the translator splits on these, so what they evaluate is seen."""
 
     schema: Any
     ptr: str
     base: str
     excluded: Excluded | None = None
     refs: tuple[tuple[str, str, str, str], ...] = ()
+    branches: tuple[tuple[Loc, ...], ...] = ()
 
     def at(self, *keys) -> Loc:
         """The subschema under ``keys`` (e.g. ``"properties", "a"``), its pointer extended."""
@@ -139,6 +142,7 @@ class Context(Protocol):
     limits: Limits  # the compile's budgets (estimates before expansion check against them)
     deadline: Deadline  # the translation's clock (a part may run on a share of it)
     regex_text: bool  # the tree becomes grammar terminals (regex text): no big automata inside
+    unevaluated: bool  # the schema has unevaluated* keywords: what a branch evaluates matters
 
     def value(self, locs: list[Loc], depth: int) -> Node:
         """The language of JSON values valid against every schema in ``locs``."""

@@ -166,9 +166,35 @@ def types_of(s: dict, loc: Loc) -> set[str] | None:
     return out
 
 
+_UNEVALUATED = ("unevaluatedProperties", "unevaluatedItems")
+
+
+def has_unevaluated(*docs: Any) -> bool:
+    """Whether any of these schema documents uses ``unevaluatedProperties``/``unevaluatedItems``
+    (a key anywhere: a false positive costs only the exact branches they would need).
+
+    >>> has_unevaluated({"properties": {"a": {"unevaluatedItems": False}}}), has_unevaluated({})
+    (True, False)
+    """
+    stack = list(docs)
+    while stack:
+        x = stack.pop()
+        if isinstance(x, dict):
+            if any(k in x for k in _UNEVALUATED):
+                return True
+            stack.extend(x.values())
+        elif isinstance(x, list):
+            stack.extend(x)
+    return False
+
+
 # in-place applicators: a subschema under one of these (then an index or a name) applies to the same
 # instance as the schema holding it, and its annotations reach that schema's unevaluated* keywords
 _IN_PLACE = {"allOf", "anyOf", "oneOf", "dependentSchemas", "dependencies"}
+# in place too, with no index: the translator places a conditional's branches at their own pointers
+# (the ``if`` where it passes, ``then`` beside it, ``else`` beside its negation, whose conjuncts
+# sit under ``if/not``: a failed ``if`` annotates nothing)
+_IN_PLACE_ONE = {"if", "then", "else"}
 
 
 def sees(f: Loc, g: Loc) -> bool:
@@ -182,6 +208,8 @@ def sees(f: Loc, g: Loc) -> bool:
     (True, False)
     >>> sees(Loc({}, "", "u"), Loc({}, "/$defs/a", "u", refs=(("u", "/allOf/0", "u", "/$defs/a"),)))
     True
+    >>> sees(Loc({}, "", "u"), Loc({}, "/then", "u")), sees(Loc({}, "", "u"), Loc({}, "/if/not", "u"))
+    (True, False)
     """
     if g is f or (g.ptr == f.ptr and g.base == f.base and g.excluded is None and g.refs == f.refs):
         return True
@@ -207,4 +235,12 @@ def _in_place(outer: tuple[str, str], inner: tuple[str, str]) -> bool:
     if not ip.startswith(op + "/"):
         return False
     parts = ip[len(op) + 1 :].split("/")
-    return len(parts) % 2 == 0 and all(kw in _IN_PLACE for kw in parts[::2])
+    i = 0
+    while i < len(parts):
+        if parts[i] in _IN_PLACE_ONE:
+            i += 1
+        elif parts[i] in _IN_PLACE and i + 1 < len(parts):
+            i += 2
+        else:
+            return False
+    return True

@@ -231,13 +231,21 @@ def _value_locs(schemas: list[Loc], name: str) -> list[Loc] | None:
 
 
 def _evaluates(g: Loc, name: str) -> bool:
-    """Whether conjunct ``g`` evaluates property ``name`` (so it is not unevaluated for who sees ``g``)."""
+    """Whether conjunct ``g`` evaluates property ``name`` (so it is not unevaluated for who sees ``g``):
+    its own ``unevaluatedProperties`` evaluates every member its siblings leave."""
     s = g.schema
     return (
         name in (s.get("properties") or {})
         or "additionalProperties" in s
+        or "unevaluatedProperties" in s
         or any(_search(p, name, g) for p in s.get("patternProperties") or {})
     )
+
+
+def _evaluates_all(g: Loc, f: Loc) -> bool:
+    """Whether conjunct ``g`` evaluates every undeclared member for ``f``'s unevaluatedProperties:
+    by ``additionalProperties``, or by an ``unevaluatedProperties`` of its own (a nested one)."""
+    return "additionalProperties" in g.schema or (g is not f and "unevaluatedProperties" in g.schema)
 
 
 def _extras(
@@ -282,7 +290,7 @@ def _extras(
                 vlocs.append(f.at("additionalProperties"))
                 allowed = True
             elif "unevaluatedProperties" in s and not any(
-                sees(f, g) and (id(g) in owners or "additionalProperties" in g.schema) for g in schemas
+                sees(f, g) and (id(g) in owners or _evaluates_all(g, f)) for g in schemas
             ):
                 if s["unevaluatedProperties"] is False:
                     break

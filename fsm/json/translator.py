@@ -25,6 +25,7 @@ from urllib.parse import urldefrag, urljoin
 from ..automata import NEVER, AnyJson, Budget, Node, Ref, alt, lit
 from ..errors import SchemaError, UnsupportedSchema
 from ..limits import Limits
+from .any_of_unions import any_of_unions
 from .arrays import array_language
 from .bounded_any import bounded_any
 from .combination import combination_language
@@ -35,6 +36,7 @@ from .keywords import (
     NO_CONSTRAINT,
     TYPES,
     UNSUPPORTED,
+    has_unevaluated,
     meet,
     pure_ref,
     trivial,
@@ -81,6 +83,7 @@ class Translator:
         self.deadline = limits.deadline()
         self.calls = 0
         self.refs = Refs(root, self.draft, getattr(opts, "resources", None))
+        self.unevaluated = has_unevaluated(root, getattr(opts, "resources", None))
         self.root_base = self.refs.root_base
         self.expansion = Expansion()  # refs being expanded on the current path (met again: recursion)
         self.unfolding: set[str] = set()  # refs whose targets are being flattened into a conjunction now
@@ -343,6 +346,9 @@ class Translator:
             raise SchemaError(f"{kw} at {loc.ptr or '/'} must be a non-empty array")
         rest = {k: v for k, v in loc.schema.items() if k != kw}
         base = [*flat[:i], Loc(rest, loc.ptr, loc.base, refs=loc.refs), *flat[i + 1 :]]
+        sets = loc.branches or (any_of_unions(flat, i) if kw == "anyOf" and self.unevaluated else None)
+        if sets:  # subschemas placed elsewhere (if/then/else), or anyOf branches that pass together
+            return alt(*(self.value([*base, *b], depth) for b in sets))
         nodes = [self.value([*base, loc.at(kw, j)], depth) for j in range(len(branches))]
         if kw == "oneOf" and self.opts.oneof != "anyof":
             nodes = exclusive_branches(self, base, loc, nodes, depth)

@@ -1,8 +1,8 @@
 """``if``/``then``/``else``, ``not`` by keyword groups (De Morgan), ``not`` of ``enum``/``const`` of any
-type, ``maxContains`` (matches and misses by the negation of ``contains``), and ``oneOf`` made exact by
-those negations: random schemas and values, checked against
-``jsonschema`` in exact mode — every accepted value validates, and every valid value whose objects
-have at most one member (so member order cannot matter) is accepted.
+type, ``maxContains`` (matches and misses by the negation of ``contains``), several ``contains``,
+``contains`` beside ``prefixItems``, and ``oneOf`` made exact by those negations: random schemas
+and values, checked against ``jsonschema`` in exact mode — every accepted value validates, and
+every valid value whose objects have at most one member (so member order cannot matter) is accepted.
 """
 
 from __future__ import annotations
@@ -136,6 +136,18 @@ CASES = [
     {"oneOf": [{"type": "array", "minItems": 2}, {"type": "array", "items": {"type": "integer"}}]},
     {"type": "array", "contains": {"type": "integer"}, "minContains": 1, "maxContains": 2},
     {"contains": {"minimum": 2}, "maxContains": 0, "minContains": 0},
+    # several contains: each matched by some item, not one item matching all
+    {"allOf": [{"contains": {"const": 1}}, {"contains": {"type": "string"}}]},
+    {
+        "allOf": [{"contains": {"minimum": 2}}, {"contains": {"maximum": 1}}],
+        "contains": {"type": "integer"},
+        "minContains": 0,
+        "maxItems": 2,
+    },
+    # contains beside prefixItems: the first match among the prefix items or after them
+    {"prefixItems": [{"type": "integer"}], "contains": {"type": "string"}},
+    {"prefixItems": [{"maximum": 1}, True], "contains": {"minimum": 2}, "maxItems": 2},
+    {"prefixItems": [{"type": "integer"}], "contains": {"type": "string"}, "minContains": 0, "items": False},
 ]
 DOCS = [
     *SCALARS,

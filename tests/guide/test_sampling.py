@@ -21,14 +21,11 @@ from guide.sampling import (
     Sampler,
     SamplingError,
     SamplingParams,
-    _min_p,
-    _top_k,
-    _top_p,
-    _typical,
     check_logits,
     sampling_params,
     seed_list,
 )
+from guide.truncation import min_p_filter, top_k_filter, top_p_filter, typical_filter
 
 CPU = torch.device("cpu")
 NEG = float("-inf")
@@ -48,7 +45,7 @@ def logits():
 
 def test_top_k_matches_hf(logits):
     k = torch.tensor([1, 5, 40, 3, 499, 500])
-    ours = _top_k(logits.clone(), k, None)
+    ours = top_k_filter(logits.clone(), k, None)
     for r in range(6):
         ref = TopKLogitsWarper(int(k[r]))(None, logits[r : r + 1].clone())
         assert torch.equal(_kept(ours[r]), _kept(ref[0])), r
@@ -56,7 +53,7 @@ def test_top_k_matches_hf(logits):
 
 @pytest.mark.parametrize("p", [0.05, 0.5, 0.9, 0.99])
 def test_top_p_matches_hf(logits, p):
-    ours = _top_p(logits.clone(), torch.full((6,), p), None)
+    ours = top_p_filter(logits.clone(), torch.full((6,), p), None)
     ref = TopPLogitsWarper(p)(None, logits.clone())
     assert torch.equal(_kept(ours), _kept(ref))
 
@@ -66,7 +63,7 @@ def test_top_p_wide_vocab_both_paths_match_hf(p):
     # peaked rows find their nucleus among the top candidates; flat rows need the full sort
     g = torch.Generator().manual_seed(9)
     x = torch.randn(4, 5000, generator=g) * torch.tensor([[8.0], [6.0], [0.05], [0.01]])
-    ours = _top_p(x.clone(), torch.full((4,), p), None)
+    ours = top_p_filter(x.clone(), torch.full((4,), p), None)
     ref = TopPLogitsWarper(p)(None, x.clone())
     assert torch.equal(_kept(ours), _kept(ref))
     assert _kept(ref[3]).sum() > 1024  # really exercised the wide path
@@ -74,21 +71,21 @@ def test_top_p_wide_vocab_both_paths_match_hf(p):
 
 @pytest.mark.parametrize("p", [0.01, 0.1, 0.5])
 def test_min_p_matches_hf(logits, p):
-    ours = _min_p(logits.clone(), torch.full((6,), p), None)
+    ours = min_p_filter(logits.clone(), torch.full((6,), p), None)
     ref = MinPLogitsWarper(p)(None, logits.clone())
     assert torch.equal(_kept(ours), _kept(ref))
 
 
 @pytest.mark.parametrize("mass", [0.2, 0.9, 0.95])
 def test_typical_matches_hf(logits, mass):
-    ours = _typical(logits.clone(), torch.full((6,), mass), None)
+    ours = typical_filter(logits.clone(), torch.full((6,), mass), None)
     ref = TypicalLogitsWarper(mass)(None, logits.clone())
     assert torch.equal(_kept(ours), _kept(ref))
 
 
 def test_filters_leave_disabled_rows_alone(logits):
     on = torch.tensor([True, False, True, False, True, False])
-    out = _top_p(logits.clone(), torch.full((6,), 0.3), on)
+    out = top_p_filter(logits.clone(), torch.full((6,), 0.3), on)
     for r in range(6):
         if not on[r]:
             assert torch.equal(out[r], logits[r])
