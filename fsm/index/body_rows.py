@@ -330,6 +330,12 @@ def _view(dfa: ByteDFA, on_demand: OnDemand | None, expand: int | None = None):
     return tbl, rows, flags
 
 
+# A shaped row's leaving tokens go in a dict up to this many: most rows have a few hundred, but the
+# loop of a word-count pattern's ``\S+`` is left by every token holding a space (~30k of SmolLM2's),
+# and those dicts took 400 MB over 84 rows of one schema's two instances (o21072).
+_DICT_MAX = 1024
+
+
 class ShapedRow:
     """A row made from a body's shape (`fsm.index.rows.Row`'s interface): the shape's tokens with
     their ends renamed, and the tokens that leave the body (EOS among them when the state
@@ -364,12 +370,18 @@ class ShapedRow:
 
     def next_state(self, token_id: int) -> int | None:
         """The state ``token_id`` leads to, or None when it is not allowed."""
-        leaving = self._leaving
-        if leaving is None:  # a few hundred tokens at most: a dict answers in ~50 ns
-            leaving = self._leaving = dict(zip(self.x_tok.tolist(), self.x_end.tolist(), strict=True))
-        got = leaving.get(token_id)
-        if got is not None:
-            return got
+        x = self.x_tok
+        if len(x) > _DICT_MAX:  # a word-count string's body is left by every token with a space
+            i = int(x.searchsorted(token_id))
+            if i < len(x) and int(x[i]) == token_id:
+                return int(self.x_end[i])
+        else:
+            leaving = self._leaving
+            if leaving is None:  # a dict answers in ~50 ns
+                leaving = self._leaving = dict(zip(x.tolist(), self.x_end.tolist(), strict=True))
+            got = leaving.get(token_id)
+            if got is not None:
+                return got
         inside = self.shape.tokens
         i = int(inside.searchsorted(token_id))
         if i < len(inside) and int(inside[i]) == token_id:
