@@ -18,7 +18,8 @@ Modules, bottom layer first (each imports only modules listed above it):
 - `blocks`: virtual NFA states (counter and product blocks); `remainders`: the lazy remainder block
   of a big ``multipleOf``; `liveness`: which NFA states can
   still finish; `spelling`: whether single-byte tokens finish from every state; `byte_classes`:
-  the lazy DFA's columns; `lazy_dfa`: the lazily determinized byte DFA.
+  the lazy DFA's columns; `utf8_chains`: the states inside a UTF-8 character (made when read);
+  `lazy_dfa`: the lazily determinized byte DFA.
 - `nfa`: the Thompson NFA of a tree, and small character DFAs through it (`small_dfa`).
 - `build`: a tree's automaton under limits (`node_nfa`, `trimmed_nfa`, `node_to_dfa`).
 - `eliminate`: character DFA -> plain tree (state elimination); `regex_text`: tree -> regex text.

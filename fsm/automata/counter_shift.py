@@ -18,8 +18,7 @@ every count of that block.
 
 >>> from fsm.automata import LazyByteDFA, cls, lit, node_nfa, rep, seq
 >>> lazy = LazyByteDFA(*node_nfa(seq(rep(cls((97, 98)), 0, 500), lit("!"))))
->>> lazy.ensure(lazy.initial); s1 = int(lazy.table_buffer[lazy.initial, lazy.byte_class[97]])
->>> lazy.ensure(s1); s2 = int(lazy.table_buffer[s1, lazy.byte_class[97]])
+>>> s1 = lazy.step(lazy.initial, 97); s2 = lazy.step(s1, 97)
 >>> k1, k2 = shift_class(lazy, s1, 8), shift_class(lazy, s2, 8)
 >>> k1[0] == k2[0], k2[2] - k1[2], shifted(lazy, s1, k1[1], 1) == s2
 (True, 1, True)
@@ -82,6 +81,12 @@ def _parts(lazy: LazyByteDFA, d: int) -> tuple[tuple, CounterBlock | None, int, 
 def shifted(lazy: LazyByteDFA, e: int, block_no: int, delta: int) -> int:
     """The state whose set is ``e``'s with every count of block ``block_no`` moved by ``delta``
     (made if new, not expanded): where a token ends from a class member ``delta`` counts further."""
+    lead = lazy.lead_of(e)
+    if lead is not None:  # inside a character, its set not made: the moved source's lead byte
+        src = shifted(lazy, lead[0], block_no, delta)
+        got = lazy.step(src, lead[1])
+        if got >= 0:
+            return got
     counters = lazy.counters
     n_real = lazy.n_real
     out = []
@@ -103,7 +108,7 @@ class Shifts:
 
     >>> from fsm.automata import cls, lit, node_nfa, rep, seq
     >>> lazy = LazyByteDFA(*node_nfa(seq(rep(cls((97, 98)), 0, 500), lit("!"))))
-    >>> lazy.ensure(lazy.initial); s1 = int(lazy.table_buffer[lazy.initial, lazy.byte_class[97]])
+    >>> s1 = lazy.step(lazy.initial, 97)
     >>> Shifts(lazy).moved(s1, shift_class(lazy, s1, 8)[1], 2) == shifted(lazy, s1, 0, 2)
     True
     """
@@ -116,6 +121,8 @@ class Shifts:
     def moved(self, e: int, block_no: int, delta: int) -> int:
         """``shifted(lazy, e, block_no, delta)``."""
         parts = self._parts.get(e, _UNSEEN)
+        if parts is _UNSEEN and self.lazy.lead_of(e) is not None:
+            parts = self._parts[e] = None  # inside a character: `shifted` moves its source
         if parts is _UNSEEN:
             parts = self._parts[e] = _parts(self.lazy, e)
             if parts is not None and parts[1] is not None:

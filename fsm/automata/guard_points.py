@@ -85,6 +85,6 @@ class GuardPoints:
 
     @property
     def guard_arrays(self) -> tuple[np.ndarray, np.ndarray]:
-        """Per state (buffers like `table_buffer`): the state with every check passed (-1: not
+        """Per state (buffers like `expanded_flags`): the state with every check passed (-1: not
         guarded) and whether nothing is left when every check fails."""
         return self._galt, self._gdead

@@ -1,7 +1,8 @@
 """A byte DFA determinized on demand, for big JSON schemas.
 
-The character NFA of a schema is expanded once into a byte NFA (UTF-8 continuation chains shared by
-target); its byte columns are folded into classes. DFA states — epsilon-closed sets of NFA states —
+The character NFA of a schema is read as a byte NFA (UTF-8 continuation chains shared by target,
+made only once a state inside a character is read: `utf8_chains`); its byte columns are folded into
+classes. DFA states — epsilon-closed sets of NFA states —
 get their transition rows only when something reads them: `LazyTable` looks like the ``table``
 array of a `ByteDFA` and expands the rows an index expression touches before answering it. A token
 index that walks the vocabulary trie from one state therefore determinizes only the states tokens
@@ -18,31 +19,23 @@ Every state can reach acceptance: the NFA is trimmed before, so every non-empty 
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import numpy as np
 
 from ..errors import SchemaTooComplex, UnsupportedSchema
 from ..limits import DEFAULT_LIMITS, Deadline, Limits
-from .budget import EDGE_BYTES, NFA_STATE_BYTES, SET_BYTES, SET_MEMBER_BYTES, Budget
+from .budget import EDGE_BYTES, SET_BYTES, SET_MEMBER_BYTES, Budget
 from .byte_classes import ClassCuts
 from .byte_dfa import ByteDFA, equal_rows, merge_equal_states
-from .byte_dfa import utf8_sequences as _utf8_sequences
 from .guard_points import GuardPoints
 from .lazy_views import LazyFlags, LazyTable
 from .ranges import disjoint, overlay
 from .spelling import spelled_to_the_end
+from .utf8_chains import LEAD, CharacterStates, Utf8Chains
 
 _WHAT = "the automaton"
 
 
-@lru_cache(maxsize=65536)
-def utf8_sequences(lo: int, hi: int):
-    """`byte_dfa.utf8_sequences`, memoized: the lazy DFA asks for the same ranges over and over."""
-    return _utf8_sequences(lo, hi)
-
-
-class LazyByteDFA(GuardPoints):
+class LazyByteDFA(GuardPoints, CharacterStates):
     """Subset construction over a byte NFA, one state at a time."""
 
     def __init__(
@@ -66,13 +59,12 @@ class LazyByteDFA(GuardPoints):
         self._counters = counters  # virtual (negative) NFA states of long counted repeats
         # rule calls (`pushdown.Calls`): ids from Calls.BASE up are (NFA state, stack) configurations
         self._calls = calls
-        self._vbtrans: dict[int, tuple[tuple[int, int, int], ...]] = {}
-        # Byte edges are derived per NFA state on first use; UTF-8 continuation states are appended.
+        self._vbtrans: dict[int, tuple[tuple[int, int, int], ...]] = {}  # of configurations
+        # Byte edges are derived per NFA state on first use; states inside a character number on.
         self._char_trans = trans
         self._btrans: list[tuple[tuple[int, int, int], ...] | None] = [None] * len(trans)
-        self._eps: list = list(eps)
-        self._chains: dict[tuple, int] = {}
-        self._chain_keys: list[tuple] = []  # (byte ranges, target) of chain state len(trans) + i
+        self._eps = eps
+        self._chains = Utf8Chains(len(trans), lambda n: self.budget.charge(n, _WHAT))
         # bytes no edge tells apart share a column: most states made are never expanded, yet each
         # has a row (`byte_classes`)
         self._cuts = ClassCuts.of_edges(trans, counters)
@@ -87,9 +79,15 @@ class LazyByteDFA(GuardPoints):
         self._ids: dict[tuple[int, ...], int] = {}
         self._raw: dict[tuple[int, ...], int] = {}  # target sets of two states or more
         self._one: dict[int, int] = {}  # single target states
-        self._sets: list[tuple[int, ...]] = []
+        self._sets: list[tuple[int, ...] | None] = []  # None: inside a character, not made yet
+        self._made = 0  # states whose set is made
         cap = 64
+        # Rows for expanded states only (``_row_of``: a state's row, -1 before): most states made are
+        # never expanded (a walk makes every token's end, a lead byte's target per state expanded),
+        # and their rows were most of a big walk's memory (467 MB of 0.9M states, 87k expanded).
         self._table = np.full((cap, self.n_classes), -1, dtype=np.int32)
+        self._n_rows = 0
+        self._row_of = np.full(cap, -1, dtype=np.int32)
         self._accepting = np.zeros(cap, dtype=bool)
         self._expanded = np.zeros(cap, dtype=bool)
         # Guard points (`language.Guard`): a state whose set holds one is *guarded*; its row is the
@@ -98,24 +96,9 @@ class LazyByteDFA(GuardPoints):
         self._points = counters.guards if counters is not None else {}
         self._galt = np.full(cap, -1, dtype=np.int32)
         self._gdead = np.zeros(cap, dtype=bool)
+        # the state a target inside a character comes from and its lead byte (source << 8 | byte)
+        self._lead_of = np.full(cap, -1, dtype=np.int64)
         self.initial = self._state_of_one(start)
-
-    def _chain(self, seq: tuple, t: int) -> int:
-        """The byte-NFA state that reads the byte ranges ``seq`` and is then at ``t`` (shared)."""
-        if not seq:
-            return t
-        key = (seq, t)
-        q = self._chains.get(key)
-        if q is None:
-            q = len(self._btrans)
-            # its edge, and the state after it, made when an expansion first reads it: a string
-            # block's every count has its own chains, most never entered past the lead byte
-            self._btrans.append(None)
-            self._eps.append(())
-            self._chains[key] = q
-            self._chain_keys.append(key)
-            self.budget.charge(NFA_STATE_BYTES, _WHAT)
-        return q
 
     def _byte_edges(self, q: int) -> tuple[tuple[int, int, int], ...]:
         if self._calls is not None and q >= self._calls.BASE:
@@ -124,37 +107,31 @@ class LazyByteDFA(GuardPoints):
                 inner, sid = self._calls.split(q)
                 conf = self._calls.conf
                 out = self._vbtrans[q] = tuple(
-                    (lo, hi, conf(t, sid)) for lo, hi, t in self._byte_edges(inner)
+                    (lo, hi, t if t == LEAD else conf(t, sid)) for lo, hi, t in self._byte_edges(inner)
                 )
             return out
-        out = self._btrans[q] if q >= 0 else self._vbtrans.get(q)
-        if out is None and q >= len(self._char_trans):  # inside a character
-            seq, t = self._chain_keys[q - len(self._char_trans)]
-            out = self._btrans[q] = ((seq[0][0], seq[0][1], self._chain(seq[1:], t)),)
-            self.budget.charge(EDGE_BYTES, _WHAT)
-            return out
+        if q >= len(self._char_trans):  # inside a character
+            return self._chains.edges(q)
+        if q < 0:  # a block's state: in the set of one state or a few, kept it held 157 MB of o21076
+            return Utf8Chains.byte_edges(self._counters.edges(q))
+        out = self._btrans[q]
         if out is None:
-            edges = []
-            for lo, hi, t in self._char_trans[q] if q >= 0 else self._counters.edges(q):
-                if lo < 0x80:
-                    edges.append((lo, min(hi, 0x7F), t))
-                if hi >= 0x80:
-                    for seq in utf8_sequences(max(lo, 0x80), hi):
-                        edges.append((seq[0][0], seq[0][1], self._chain(seq[1:], t)))
-            out = tuple(edges)  # tuples of ints: untracked by the garbage collector once seen
-            if q >= 0:
-                self._btrans[q] = out
-            else:
-                self._vbtrans[q] = out
+            # tuples of ints: untracked by the garbage collector once seen
+            out = self._btrans[q] = Utf8Chains.byte_edges(self._char_trans[q])
             self.budget.charge(len(out) * EDGE_BYTES, _WHAT)
         return out
+
+    def _own_eps(self, q: int):
+        if q >= len(self._char_trans):
+            return ()  # inside a character
+        return self._eps[q] if q >= 0 else self._counters.eps(q)
 
     def _eps_of(self, q: int) -> list[int]:
         calls = self._calls
         if calls is None:
-            return self._eps[q] if q >= 0 else self._counters.eps(q)
+            return self._own_eps(q)
         inner, sid = calls.split(q)
-        base = self._eps[inner] if inner >= 0 else self._counters.eps(inner)
+        base = self._own_eps(inner)
         if sid:
             base = [calls.conf(t, sid) for t in base]
         more = calls.eps(inner, sid)
@@ -205,24 +182,36 @@ class LazyByteDFA(GuardPoints):
         self._raw[raw] = d
         return d
 
+    def _new(self, s: tuple[int, ...] | None) -> int:
+        """A new state of set ``s`` (None: inside a character, see `_inside`), table rows grown."""
+        d = len(self._sets)
+        if s is not None:
+            self._count_set()
+        self._sets.append(s)
+        if d >= len(self._accepting):
+            self._grow()
+        return d
+
+    def _count_set(self) -> None:
+        """One more state with its set made: what ``max_states`` counts (a state inside a character
+        not read yet holds no set, a few bytes of arrays, counted in ``max_memory``)."""
+        self._made += 1
+        if self._made > self.limits.max_states:
+            raise SchemaTooComplex(
+                f"JSON schema automaton: over {self.limits.max_states:,} states; simplify the schema "
+                "or raise Limits.max_states",
+                budget="max_states",
+                limit=self.limits.max_states,
+            )
+
     def _closed(self, s: tuple[int, ...]) -> int:
         """The DFA state of the epsilon-closed set ``s`` (sorted), made if new."""
         d = self._ids.get(s)
         if d is None:
-            d = len(self._sets)
-            if d >= self.limits.max_states:
-                raise SchemaTooComplex(
-                    f"JSON schema automaton: over {self.limits.max_states:,} states; simplify the schema "
-                    "or raise Limits.max_states",
-                    budget="max_states",
-                    limit=self.limits.max_states,
-                )
+            d = self._new(s)
             # the closed set, its slot in the ids dict and in the sets list
             self.budget.charge(SET_BYTES + len(s) * SET_MEMBER_BYTES + 2 * EDGE_BYTES, _WHAT)
             self._ids[s] = d
-            self._sets.append(s)
-            if d >= len(self._accepting):
-                self._grow()
             self._accepting[d] = self._final in s
             if self._points and any(self._point(q) is not None for q in s):
                 alt = self._closed(self._resolved(s, lambda check: True))  # may grow: index after
@@ -231,16 +220,28 @@ class LazyByteDFA(GuardPoints):
         return d
 
     def _grow(self) -> None:
-        cap = len(self._accepting) * 3 // 2  # not twice: the last growth's spare rows are most of a big table
-        # the new rows, and the old table while it is copied
-        self.budget.charge((cap - len(self._accepting)) * (self.n_classes * 4 + 2), _WHAT)
-        table = np.full((cap, self.n_classes), -1, dtype=np.int32)
-        table[: len(self._table)] = self._table
-        self._table = table
+        cap = len(self._accepting) * 3 // 2
+        # per state: accepting, expanded, guard (4 + 1), lead (8) and row (4) slots
+        self.budget.charge((cap - len(self._accepting)) * 19, _WHAT)
+        self._row_of = np.concatenate([self._row_of, np.full(cap - len(self._row_of), -1, dtype=np.int32)])
         self._accepting = np.concatenate([self._accepting, np.zeros(cap - len(self._accepting), dtype=bool)])
         self._expanded = np.concatenate([self._expanded, np.zeros(cap - len(self._expanded), dtype=bool)])
         self._galt = np.concatenate([self._galt, np.full(cap - len(self._galt), -1, dtype=np.int32)])
         self._gdead = np.concatenate([self._gdead, np.zeros(cap - len(self._gdead), dtype=bool)])
+        self._lead_of = np.concatenate([self._lead_of, np.full(cap - len(self._lead_of), -1, dtype=np.int64)])
+
+    def _new_row(self, d: int) -> int:
+        """A row of the table for state ``d`` (all -1), the table grown if full."""
+        r = self._n_rows
+        if r >= len(self._table):
+            cap = len(self._table) * 3 // 2  # not twice: the last growth's spare rows are most of it
+            self.budget.charge((cap - len(self._table)) * self.n_classes * 4, _WHAT)
+            table = np.full((cap, self.n_classes), -1, dtype=np.int32)
+            table[:r] = self._table
+            self._table = table
+        self._n_rows = r + 1
+        self._row_of[d] = r
+        return r
 
     def expand(self, d: int) -> None:
         """Compute the transition row of DFA state ``d``."""
@@ -251,37 +252,36 @@ class LazyByteDFA(GuardPoints):
             for x in (fail, int(self._galt[d])):
                 if x >= 0:
                     self.expand(x)
-            self._table[d] = self._table[fail] if fail >= 0 else -1
+            r = self._new_row(d)
+            if fail >= 0:
+                self._table[r] = self._table[self._row_of[fail]]
             self._expanded[d] = True
             return
-        self.budget.tick(len(self._sets), _WHAT)
-        if len(self._sets[d]) > 64:  # a big subset: one expansion alone takes a while
+        self.budget.tick(self._made, _WHAT)
+        s = self._set(d)
+        if len(s) > 64:  # a big subset: one expansion alone takes a while
             self.budget.deadline.check(_WHAT)
         ev = []
-        for i, q in enumerate(self._sets[d]):
+        for i, q in enumerate(s):
             if i & 4095 == 4095:  # a subset of many thousand states (an enum of 50,000 values)
                 self.budget.deadline.check(_WHAT)
             edges = self._byte_edges(q)
             if edges:
                 ev.extend(edges)
-        if len(ev) == 1:
-            lo, hi, t = ev[0]
-            tgt = self._state_of_one(t)  # may grow (reallocate) the table: index it after
-            a, b = self._cuts.columns(lo, hi)
-            self._table[d, a:b] = tgt
-        elif ev:
-            ev.sort()
-            if disjoint(ev):  # most rows: each byte goes to one NFA state, no overlay to cut
-                for lo, hi, t in ev:
-                    tgt = self._state_of_one(t)
-                    a, b = self._cuts.columns(lo, hi)
-                    self._table[d, a:b] = tgt
-                self._expanded[d] = True
-                return
-            for x, y, targets in overlay(ev):
-                tgt = self._state_of(targets)  # may grow (reallocate) the table: index it after
-                a, b = self._cuts.columns(x, y)
-                self._table[d, a:b] = tgt
+        ev.sort()
+        # most rows: each byte goes to one NFA state, no overlay to cut
+        disjoint_ev = len(ev) == 1 or disjoint(ev)
+        pieces = ((lo, hi, (t,)) for lo, hi, t in ev) if disjoint_ev else overlay(ev)
+        r = self._new_row(d)
+        for x, y, targets in pieces:
+            if LEAD in targets:  # a lead byte: every target is (a set is all inside a character or none)
+                tgt = self._inside(d, x)
+            elif len(targets) == 1:
+                tgt = self._state_of_one(next(iter(targets)))
+            else:
+                tgt = self._state_of(targets)
+            a, b = self._cuts.columns(x, y)
+            self._table[r, a:b] = tgt
         self._expanded[d] = True
 
     def ensure(self, rows) -> None:
@@ -350,20 +350,12 @@ class LazyByteDFA(GuardPoints):
     def state_set(self, d: int) -> tuple[int, ...]:
         """The sorted NFA states of DFA state ``d``: real ids from 0, virtual ones negative, and
         from `n_real` up the states inside a UTF-8 character (see `chain_key`)."""
-        return self._sets[d]
+        return self._set(d)
 
     @property
     def n_real(self) -> int:
         """NFA states below this id are the character NFA's own."""
         return len(self._char_trans)
-
-    def chain_key(self, q: int) -> tuple[tuple, int]:
-        """(byte ranges still to read, the NFA state after them) of a state inside a character."""
-        return self._chain_keys[q - len(self._char_trans)]
-
-    def chain_state(self, seq: tuple, t: int) -> int:
-        """The state inside a character that reads ``seq`` and then is at ``t`` (made if new)."""
-        return self._chain(seq, t)
 
     def state_of_set(self, s: tuple[int, ...]) -> int:
         """The DFA state of the epsilon-closed, sorted NFA state set ``s`` (made, not expanded, if new)."""
@@ -371,13 +363,29 @@ class LazyByteDFA(GuardPoints):
 
     @property
     def table_buffer(self) -> np.ndarray:
-        """The transition rows made so far, in a buffer with spare capacity (rows from `n_states`
-        on are unused; a row is final only once expanded, see `ensure`)."""
+        """The transition rows of the states expanded so far (see `ensure`), in a buffer with spare
+        capacity: state ``d``'s is row ``row_index[d]``."""
         return self._table
 
     @property
+    def row_index(self) -> np.ndarray:
+        """Each state's row in `table_buffer` (-1: not expanded; a buffer like `expanded_flags`)."""
+        return self._row_of
+
+    def step(self, d: int, byte: int) -> int:
+        """The state byte ``byte`` takes state ``d`` to (expanded first), -1 when none.
+
+        >>> from fsm.automata import lit, node_nfa
+        >>> lazy = LazyByteDFA(*node_nfa(lit("ab")))
+        >>> lazy.step(lazy.step(lazy.initial, ord("a")), ord("b")) >= 0, lazy.step(lazy.initial, ord("b"))
+        (True, -1)
+        """
+        self.ensure(d)
+        return int(self._table[self._row_of[d], self.byte_class[byte]])
+
+    @property
     def expanded_flags(self) -> np.ndarray:
-        """Whether each state's transition row is made (a buffer like `table_buffer`'s)."""
+        """Whether each state's transition row is made (a buffer with spare capacity, per state)."""
         return self._expanded
 
     @property
@@ -422,7 +430,7 @@ class LazyByteDFA(GuardPoints):
         n = self.n_states
         self.budget.charge(n * (self.n_classes * 4 + 1) * 2, _WHAT)  # the copy, and the merged one
         table, accepting, initial = merge_equal_states(
-            self._table[:n].copy(), self._accepting[:n].copy(), self.initial, self.budget
+            self._table[self._row_of[:n]], self._accepting[:n].copy(), self.initial, self.budget
         )
         groups = equal_rows(np.ascontiguousarray(table.T))
         cols = table[:, np.unique(groups, return_index=True)[1]]

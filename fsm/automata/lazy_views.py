@@ -54,15 +54,17 @@ class LazyTable:
         o = self._owner
         rows = key[0] if isinstance(key, tuple) else key
         if isinstance(rows, slice) or rows is Ellipsis:
-            o.expand_all()
-            return o.table_buffer[: o.n_states][key]
+            return np.asarray(self)[key]
         o.ensure(rows)
-        return o.table_buffer[key]
+        index = getattr(o, "row_index", None)  # rows for expanded states only (`LazyByteDFA`)
+        at = rows if index is None else index[rows]
+        return o.table_buffer[(at, *key[1:])] if isinstance(key, tuple) else o.table_buffer[at]
 
     def __array__(self, dtype=None, copy=None):
         o = self._owner
         o.expand_all()
-        a = o.table_buffer[: o.n_states]
+        index = getattr(o, "row_index", None)
+        a = o.table_buffer[: o.n_states] if index is None else o.table_buffer[index[: o.n_states]]
         return a.astype(dtype) if dtype is not None else a
 
 

@@ -44,6 +44,7 @@ from .preorder import PreorderTrie
 from .row_sort import set_bits, sorted_packed_row
 from .steps import Steps
 from .trie_kernel import walk_below
+from .walk_arrays import walk_view
 
 WIDE = 32  # labels looping back: below this a row is narrow and its walk cheap
 RETURN_BYTES = 3  # a UTF-8 character's continuation bytes; an escape leaves (few tokens hold one)
@@ -154,7 +155,7 @@ class _Shapes:
 
 @numba.njit(cache=True, nogil=True)
 def _wide_target(table, rows, bc, s):  # pragma: no cover - compiled
-    """The state `WIDE` or more of ``s``'s 256 bytes lead to, or -1."""
+    """The state `WIDE` or more of ``s``'s 256 bytes lead to, or -1 (``table[rows[s]]``: its row)."""
     row = np.empty(256, np.int64)
     for b in range(256):
         row[b] = table[rows[s], bc[b]]
@@ -321,25 +322,18 @@ def body_of(dfa: ByteDFA, state: int, on_demand: OnDemand | None) -> tuple[np.nd
 
 
 def _view(dfa: ByteDFA, on_demand: OnDemand | None, expand: int | None = None):
-    """(table, state -> its row in the table, expanded flags) with ``expand`` expanded first."""
-    if on_demand is None:
-        tbl = np.asarray(dfa.table)
-        return tbl, _identity(len(tbl)), np.ones(len(tbl), dtype=np.bool_)
-    if expand is not None:
+    """(table, state -> its row in the table, expanded flags) with ``expand`` expanded first: a
+    lazy DFA keeps rows for its expanded states only (`LazyByteDFA.row_index`)."""
+    if on_demand is not None and expand is not None:
         on_demand.ensure(int(expand))
-    tbl = on_demand.table_buffer
-    return tbl, _identity(len(tbl)), on_demand.expanded_flags
+    tbl, rows, _, _, flags = walk_view(dfa, on_demand, False)
+    return tbl, rows, flags
 
 
-_IDENTITY = np.arange(1024, dtype=np.int32)
-
-
-def _identity(n: int) -> np.ndarray:
-    """``0..n-1``: the rows of a table with a row per state (one array shared, read only)."""
-    global _IDENTITY
-    if len(_IDENTITY) < n:
-        _IDENTITY = np.arange(max(n, 2 * len(_IDENTITY)), dtype=np.int32)
-    return _IDENTITY[:n]
+# A shaped row's leaving tokens go in a dict up to this many: most rows have a few hundred, but the
+# loop of a word-count pattern's ``\S+`` is left by every token holding a space (~30k of SmolLM2's),
+# and those dicts took 400 MB over 84 rows of one schema's two instances (o21072).
+_DICT_MAX = 1024
 
 
 class ShapedRow:
@@ -376,12 +370,18 @@ class ShapedRow:
 
     def next_state(self, token_id: int) -> int | None:
         """The state ``token_id`` leads to, or None when it is not allowed."""
-        leaving = self._leaving
-        if leaving is None:  # a few hundred tokens at most: a dict answers in ~50 ns
-            leaving = self._leaving = dict(zip(self.x_tok.tolist(), self.x_end.tolist(), strict=True))
-        got = leaving.get(token_id)
-        if got is not None:
-            return got
+        x = self.x_tok
+        if len(x) > _DICT_MAX:  # a word-count string's body is left by every token with a space
+            i = int(x.searchsorted(token_id))
+            if i < len(x) and int(x[i]) == token_id:
+                return int(self.x_end[i])
+        else:
+            leaving = self._leaving
+            if leaving is None:  # a dict answers in ~50 ns
+                leaving = self._leaving = dict(zip(x.tolist(), self.x_end.tolist(), strict=True))
+            got = leaving.get(token_id)
+            if got is not None:
+                return got
         inside = self.shape.tokens
         i = int(inside.searchsorted(token_id))
         if i < len(inside) and int(inside[i]) == token_id:

@@ -166,8 +166,7 @@ class GuardedDfaIndex(LazyDfaIndex):
             deadline = self.limits.deadline()
             self.lazy.use_deadline(deadline)
             try:
-                self.lazy.ensure(r)
-                s2 = int(self.lazy.table_buffer[r, self.lazy.byte_class[int(trie.label[j])]])
+                s2 = self.lazy.step(r, int(trie.label[j]))
                 toks, ends, parts = [], [], []
                 if s2 >= 0:
                     a, n = int(trie.tok_start[j]), int(trie.tok_count[j])

@@ -20,16 +20,17 @@ import numpy as np
 
 
 @numba.njit(cache=True, nogil=True)
-def _step_of(table, byte_class, n_labels, s, steps, masks, known, expanded):  # pragma: no cover
+def _step_of(table, rows, byte_class, n_labels, s, steps, masks, known, expanded):  # pragma: no cover
     """State ``s``'s uniform step: the state most labels lead to (-1: none; -2: ``s`` is not
-    expanded yet), with the set of those labels in ``masks[s]``; computed once per state."""
+    expanded yet), with the set of those labels in ``masks[s]``; computed once per state.
+    ``table[rows[s]]`` is the row of an expanded state ``s`` (the others have none)."""
     if known[s]:
         return steps[s]
     if not expanded[s]:
         return -2
     row = np.empty(n_labels, np.int64)
     for b in range(n_labels):
-        row[b] = table[s, byte_class[b]]
+        row[b] = table[rows[s], byte_class[b]]
     srt = np.sort(row)
     best, best_n, run = -1, 0, 0
     for i in range(n_labels):
@@ -47,11 +48,11 @@ def _step_of(table, byte_class, n_labels, s, steps, masks, known, expanded):  # 
 
 
 @numba.njit(cache=True, nogil=True)
-def _sole_step(table, byte_class, n_labels, s):  # pragma: no cover - compiled
+def _sole_step(table, rows, byte_class, n_labels, s):  # pragma: no cover - compiled
     """The state ``s``'s only live label leads to, or -1 (none or several live labels)."""
     out = -1
     for b in range(n_labels):
-        t = table[s, byte_class[b]]
+        t = table[rows[s], byte_class[b]]
         if t >= 0:
             if out >= 0:
                 return -1
@@ -60,7 +61,7 @@ def _sole_step(table, byte_class, n_labels, s):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def _back1(table, bc, m, s, expanded, memo):  # pragma: no cover - compiled
+def _back1(table, rows, bc, m, s, expanded, memo):  # pragma: no cover - compiled
     """From ``m``, does every continuation byte lead to ``s``? 1 / 0, or -2 - (a state to expand)."""
     if m < 0:
         return 0
@@ -70,7 +71,7 @@ def _back1(table, bc, m, s, expanded, memo):  # pragma: no cover - compiled
         return -2 - m
     ok = 1
     for c in range(0x80, 0xC0):
-        if table[m, bc[c]] != s:
+        if table[rows[m], bc[c]] != s:
             ok = 0
             break
     memo[0, m] = 1 if ok else 2
@@ -78,7 +79,7 @@ def _back1(table, bc, m, s, expanded, memo):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def _back2(table, bc, m, s, expanded, memo):  # pragma: no cover - compiled
+def _back2(table, rows, bc, m, s, expanded, memo):  # pragma: no cover - compiled
     """From ``m``, do any two continuation bytes lead to ``s``? 1 / 0, or -2 - (a state to expand)."""
     if m < 0:
         return 0
@@ -87,7 +88,7 @@ def _back2(table, bc, m, s, expanded, memo):  # pragma: no cover - compiled
     if not expanded[m]:
         return -2 - m
     for c in range(0x80, 0xC0):
-        got = _back1(table, bc, table[m, bc[c]], s, expanded, memo)
+        got = _back1(table, rows, bc, table[rows[m], bc[c]], s, expanded, memo)
         if got != 1:
             if got == 0:
                 memo[1, m] = 2
@@ -97,10 +98,10 @@ def _back2(table, bc, m, s, expanded, memo):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def char_step(table, bc, s, target, expanded):  # pragma: no cover - compiled
+def char_step(table, rows, bc, s, target, expanded):  # pragma: no cover - compiled
     """Whether every valid multi-byte UTF-8 character read from ``s`` leads to ``target``: 1, 0,
     or -2 - (a state on the way that must be expanded first)."""
-    memo = np.zeros((2, len(table)), np.int8)
+    memo = np.zeros((2, len(expanded)), np.int8)
     for b0 in range(0xC2, 0xF5):
         if b0 <= 0xDF:
             r, lo, hi = 1, 0x80, 0xBF
@@ -110,19 +111,19 @@ def char_step(table, bc, s, target, expanded):  # pragma: no cover - compiled
         else:
             r = 3
             lo, hi = (0x90, 0xBF) if b0 == 0xF0 else (0x80, 0x8F) if b0 == 0xF4 else (0x80, 0xBF)
-        m = table[s, bc[b0]]
+        m = table[rows[s], bc[b0]]
         if m < 0:
             return 0
         if not expanded[m]:
             return -2 - m
         for c in range(lo, hi + 1):
-            t = table[m, bc[c]]
+            t = table[rows[m], bc[c]]
             if r == 1:
                 got = 1 if t == target else 0
             elif r == 2:
-                got = _back1(table, bc, t, target, expanded, memo)
+                got = _back1(table, rows, bc, t, target, expanded, memo)
             else:
-                got = _back2(table, bc, t, target, expanded, memo)
+                got = _back2(table, rows, bc, t, target, expanded, memo)
             if got != 1:
                 return got
     return 1
@@ -130,7 +131,7 @@ def char_step(table, bc, s, target, expanded):  # pragma: no cover - compiled
 
 @numba.njit(cache=True, nogil=True)
 def _uniform_chain(
-    table, byte_class, n_labels, sp, bits, h, by_chars, chain, steps, masks, known, chars, expanded
+    table, rows, byte_class, n_labels, sp, bits, h, by_chars, chain, steps, masks, known, chars, expanded
 ):  # pragma: no cover - compiled
     """Whether every label in ``bits`` (a subtree's) takes each of the ``h`` states from ``sp`` on
     along one chain of uniform steps; fills ``chain[0..h]`` with those states when it does.
@@ -140,7 +141,7 @@ def _uniform_chain(
     c = sp
     wide = (bits[2] | bits[3]) != 0  # bytes of multi-byte characters below
     for k in range(h):
-        u = _step_of(table, byte_class, n_labels, c, steps, masks, known, expanded)
+        u = _step_of(table, rows, byte_class, n_labels, c, steps, masks, known, expanded)
         if u < 0:
             return False
         if by_chars:
@@ -148,7 +149,7 @@ def _uniform_chain(
                 return False
             if wide:
                 if chars[c] == 0:
-                    got = char_step(table, byte_class, c, u, expanded)
+                    got = char_step(table, rows, byte_class, c, u, expanded)
                     chars[c] = 1 if got == 1 else 2 if got == 0 else 3  # 3: not this round
                 if chars[c] != 1:
                     return False
@@ -167,7 +168,7 @@ def _uniform_chain(
 
 @numba.njit(cache=True, nogil=True)
 def _chain_to_expand(
-    table, byte_class, n_labels, s, steps, masks, known, chars, utf8, expanded, max_depth
+    table, rows, byte_class, n_labels, s, steps, masks, known, chars, utf8, expanded, max_depth
 ):  # pragma: no cover - compiled
     """The first state along ``s``'s chain of wide uniform steps (32 labels or more) or of
     literal steps (one live label) that is not expanded yet — a chain state, or a state inside a multi-byte character read from ``s``
@@ -178,7 +179,7 @@ def _chain_to_expand(
     them when their states happen to be expanded)."""
     c = s
     for _ in range(max_depth):
-        u = _step_of(table, byte_class, n_labels, c, steps, masks, known, expanded)
+        u = _step_of(table, rows, byte_class, n_labels, c, steps, masks, known, expanded)
         if u == -2:
             return c
         if u < 0:
@@ -192,13 +193,13 @@ def _chain_to_expand(
         if wide < 32:
             # a literal (one live label: a key, a ``": "``): its next state, expanded here now
             # rather than by a round of the walk per byte (a round's Python costs ~10 µs)
-            u = _sole_step(table, byte_class, n_labels, c)
+            u = _sole_step(table, rows, byte_class, n_labels, c)
             if u < 0 or u == c:
                 return -1
             c = u
             continue
         if (utf8 == 2 or (utf8 == 1 and c == s)) and (chars[c] == 0 or chars[c] == 3):
-            got = char_step(table, byte_class, c, u, expanded)
+            got = char_step(table, rows, byte_class, c, u, expanded)
             if got < 0:
                 return -2 - got
             chars[c] = 1 if got == 1 else 2

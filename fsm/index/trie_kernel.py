@@ -40,6 +40,7 @@ from .contract import OnDemand
 from .preorder import PreorderTrie, preorder
 from .row_sort import sorted_row
 from .steps import Steps, _chain_to_expand, _uniform_chain
+from .walk_arrays import guard_arrays_of, step_arrays, walk_view
 
 # Past this share of trie nodes inside multi-byte characters, a walk expands the states inside
 # the characters of a whole chain up front (Gemma's 262k vocabulary: 49 %; SmolLM2's: 1 %).
@@ -53,6 +54,7 @@ CHAIN_MIN_NODES = 32
 @numba.njit(cache=True, nogil=True)
 def _walk(
     table,
+    rows,
     expanded,
     byte_class,
     n_labels,
@@ -115,8 +117,8 @@ def _walk(
         while j < end:
             sp = states[depth[j] - 1]
             c = byte_class[label[j]]
-            s2 = table[sp, c]
-            if galt[sp] >= 0 and table[galt[sp], c] != s2:
+            s2 = table[rows[sp], c]
+            if galt[sp] >= 0 and table[rows[galt[sp]], c] != s2:
                 def_state[n_def] = sp
                 def_node[n_def] = j
                 def_kind[n_def] = 0
@@ -143,6 +145,7 @@ def _walk(
                     (not known[sp] or off == 0)
                     and _uniform_chain(
                         table,
+                        rows,
                         byte_class,
                         n_labels,
                         sp,
@@ -235,19 +238,19 @@ def walk_row(
     if on_demand is not None:
         on_demand.ensure(int(state))
     if on_demand is not None:  # a string's chain of counter states: expanded now, not a round each
-        tbl, bc, n_labels, flags = _view(dfa, on_demand, labels_are_classes)
+        tbl, rows, bc, n_labels, flags = walk_view(dfa, on_demand, labels_are_classes)
         if chain_chars is None:
             chain_chars = trie.multibyte_share > MULTIBYTE_SHARE
         utf8 = 0 if labels_are_classes else 2 if chain_chars else 1
         while True:
-            st, masks, known, chars = _steps(steps, tbl, on_demand)
+            st, masks, known, chars = step_arrays(steps, flags, on_demand)
             q = _chain_to_expand(
-                tbl, bc, n_labels, state, st, masks, known, chars, utf8, flags, trie.max_depth
+                tbl, rows, bc, n_labels, state, st, masks, known, chars, utf8, flags, trie.max_depth
             )
             if q < 0:
                 break
             on_demand.ensure(int(q))  # an int: no array round trip per step of a long chain
-            tbl, flags = on_demand.table_buffer, on_demand.expanded_flags
+            tbl, rows, _, _, flags = walk_view(dfa, on_demand, labels_are_classes)
     starts = (np.array([state], dtype=np.int64), np.zeros(1, dtype=np.int64))
     return walk_below(dfa, starts, trie, labels_are_classes, on_demand, deadline, steps, deferred)
 
@@ -277,42 +280,6 @@ def walk_below(
         return _rounds(dfa, trie, labels_are_classes, starts, steps, on_demand, deadline, bufs, deferred)
 
 
-def _view(dfa: ByteDFA, on_demand: OnDemand | None, labels_are_classes: bool):
-    """(table, label -> column, labels, expanded flags) of the automaton as a walk reads it."""
-    tbl = on_demand.table_buffer if on_demand is not None else np.asarray(dfa.table)
-    n_labels = int(tbl.shape[1]) if labels_are_classes else 256
-    bc = np.arange(n_labels, dtype=np.int32) if labels_are_classes else np.asarray(dfa.byte_class, np.int32)
-    flags = on_demand.expanded_flags if on_demand is not None else np.ones(len(tbl), dtype=np.bool_)
-    return tbl, bc, n_labels, flags
-
-
-def _guards(on_demand: OnDemand | None, tbl: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The automaton's guard arrays (`LazyByteDFA.guard_arrays`), or none guarded."""
-    if getattr(on_demand, "has_guards", False):
-        return on_demand.guard_arrays  # type: ignore[union-attr]
-    global _NO_GUARDS
-    if len(_NO_GUARDS[0]) < len(tbl):  # read only: one pair shared by every walk
-        n = max(len(tbl), 2 * len(_NO_GUARDS[0]))
-        _NO_GUARDS = (np.full(n, -1, np.int32), np.zeros(n, np.bool_))
-    return _NO_GUARDS
-
-
-_NO_GUARDS = (np.full(1024, -1, np.int32), np.zeros(1024, np.bool_))
-
-
-def _steps(steps: Steps, tbl: np.ndarray, on_demand: OnDemand | None):
-    """``steps``' arrays for ``tbl``, guarded states marked as having no uniform step: a chain never
-    runs through a state whose checks are still open."""
-    st, masks, known, chars = steps.arrays(len(tbl))
-    if getattr(on_demand, "has_guards", False):
-        galt = on_demand.guard_arrays[0]  # type: ignore[union-attr]
-        n = min(len(galt), len(known))  # the buffers grow apart: states exist below both lengths
-        guarded = galt[:n] >= 0
-        known[:n][guarded] = True
-        st[:n][guarded] = -1
-    return st, masks, known, chars
-
-
 def _rounds(dfa, trie, labels_are_classes, starts, steps, on_demand, deadline, bufs, deferred):
     """`_walk` from ``starts``, then from the pairs it left pending once their states are expanded,
     until none is left; the (token, end state) pairs, copied out of the scratch buffers."""
@@ -320,12 +287,13 @@ def _rounds(dfa, trie, labels_are_classes, starts, steps, on_demand, deadline, b
     whole = trie.whole if not labels_are_classes else np.zeros(trie.n_nodes, np.bool_)
     starts_s, starts_n = starts
     n_out = 0
-    tbl, bc, n_labels, flags = _view(dfa, on_demand, labels_are_classes)
+    tbl, rows, bc, n_labels, flags = walk_view(dfa, on_demand, labels_are_classes)
     while True:
-        galt, gdead = _guards(on_demand, tbl)
-        st, masks, known, chars = _steps(steps, tbl, on_demand)
+        galt, gdead = guard_arrays_of(on_demand, flags)
+        st, masks, known, chars = step_arrays(steps, flags, on_demand)
         n_out, n_pend, n_def = _walk(
             tbl,
+            rows,
             flags,
             bc,
             n_labels,
@@ -369,7 +337,7 @@ def _rounds(dfa, trie, labels_are_classes, starts, steps, on_demand, deadline, b
         if deadline is not None:
             deadline.check("the token walk of a row")
         on_demand.ensure(starts_s)  # ensure drops repeats
-        tbl, flags = on_demand.table_buffer, on_demand.expanded_flags
+        tbl, rows, _, _, flags = walk_view(dfa, on_demand, labels_are_classes)
         chars[chars == 3] = 0  # states whose characters waited on an expansion: try again
     return out_tok[:n_out].copy(), out_end[:n_out].copy()
 

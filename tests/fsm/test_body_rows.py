@@ -91,3 +91,22 @@ def test_no_shape_for_narrow_states(vocab):
     assert body_of(index.dfa, index.lazy.initial, index.lazy) is None
     rejected = index.row(index.lazy.initial).next_state(vocab.size - 1)
     assert rejected is None
+
+
+def test_a_row_left_by_many_tokens_answers_each_token(vocab, tokenizer):
+    """The loop of a word-count pattern's ``\\S+`` is left by every token holding a space (tens of
+    thousands): those are searched in the row's array, not kept in a dict per row (400 MB over one
+    schema's instances); each token still leads where the dense row says."""
+    schema = {"type": "string", "pattern": "^(?:\\S+\\s+){0,20}\\S+$"}  # not a counter block
+    index = fsm.compile(fsm.JsonSchema(schema), vocab, cache=False)
+    m = index.matcher()
+    for t in tokenizer.encode('"one two', add_special_tokens=False):
+        m.advance(t)
+    row = index.row(m.state)
+    assert len(row.x_tok) > 1024
+    tokens, ends = row.tokens, row.next_states
+    for i in range(0, len(tokens), 7):
+        assert row.next_state(int(tokens[i])) == int(ends[i])
+    allowed = np.zeros(vocab.size, dtype=bool)
+    allowed[tokens] = True
+    assert all(row.next_state(t) is None for t in np.flatnonzero(~allowed)[:200].tolist())

@@ -63,3 +63,21 @@ def test_a_length_block_with_escapes_splits_no_class():
     for _ in range(300):
         s = "".join(rng.choice('ab"\\é\nZ') for _ in range(rng.randint(0, 44)))
         assert accepts(index, json.dumps(s, ensure_ascii=False)) == check.is_valid(s), repr(s)
+
+
+def test_rows_are_kept_for_expanded_states_only():
+    """A long string's walk makes the end state of every token, and a lead byte's target per state
+    it expands; few are expanded, and only those get a table row (`LazyByteDFA.row_index`). The
+    rows read through the `ByteDFA` view are the same."""
+    schema = {"type": "string", "maxLength": 3000}
+    index = fsm.compile(fsm.JsonSchema(schema), VOCAB, cache=False)
+    assert accepts(index, json.dumps("aé" * 700 + "ab" * 100, ensure_ascii=False))
+    lazy = index.lazy
+    expanded = int(lazy.expanded_flags[: lazy.n_states].sum())
+    assert lazy.n_states > 2000 and expanded < lazy.n_states / 2
+    assert len(lazy.table_buffer) <= max(64, 1.5 * expanded + 1)
+    view = lazy.as_byte_dfa()
+    for d in range(0, lazy.n_states, 97):
+        for b in (0x61, 0xC3, 0xA9, 0x22):
+            assert view.step(d, b) == lazy.step(d, b)
+    assert (lazy.row_index[: lazy.n_states] >= 0).sum() == int(lazy.expanded_flags[: lazy.n_states].sum())

@@ -96,8 +96,7 @@ def test_a_class_holds_the_states_one_count_apart_far_from_the_bound():
     lazy = LazyByteDFA(*node_nfa(seq(rep(cls((97, 98)), 0, 40), lit("!"))))
     states = [lazy.initial]
     for _ in range(39):
-        lazy.ensure(states[-1])
-        states.append(int(lazy.table_buffer[states[-1], lazy.byte_class[97]]))
+        states.append(lazy.step(states[-1], 97))
     keys = [shift_class(lazy, s, 8) for s in states]
     assert all(k is not None for k in keys[:31]) and all(k is None for k in keys[32:])  # 31 + 8 < 40
     # the start state holds the NFA's entry as well; every state after an "a" is the same one moved
