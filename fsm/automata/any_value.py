@@ -20,6 +20,7 @@ Every state can finish (close its open brackets), so the block never leads into 
 
 from __future__ import annotations
 
+from .blocks import LocalStates
 from .language import Cls, Enc, Node, alt, lit, rep, seq
 from .numbers import Bounds, number_node
 from .ranges import ANY_CHAR
@@ -54,17 +55,12 @@ class AnyValueBlock:
     def __init__(self, scalar, key, end: int, indent: int | None = None, depth: int = 0):
         self.scalar, self.key, self.end = scalar, key, end
         self.indent, self.depth = indent, depth
-        self._ids: dict[tuple, int] = {}
-        self._keys: list[tuple] = []
+        self._states = LocalStates()
         self.start = self.local(("V", ""))
 
     def local(self, key) -> int:
         """The small int of local state ``key`` (a tuple); made on first use."""
-        i = self._ids.get(key)
-        if i is None:
-            i = self._ids[key] = len(self._keys)
-            self._keys.append(key)
-        return i
+        return self._states.local(key)
 
     # -- layout -----------------------------------------------------------------------------------
     def _pad(self, level: int) -> str:
@@ -87,7 +83,7 @@ class AnyValueBlock:
     # -- NFA view ---------------------------------------------------------------------------------
     def edges(self, local: int) -> list:
         """Character edges of local state ``local`` (targets are local keys or ``end``)."""
-        key = self._keys[local]
+        key = self._states.keys[local]
         mode, s = key[0], key[1]
         if mode == "V":
             out = [(lo, hi, ("S", s, t)) for lo, hi, t in self.scalar.edges[0]]
@@ -117,7 +113,7 @@ class AnyValueBlock:
 
     def eps(self, local: int) -> list:
         """Epsilon targets of local state ``local`` (local keys, or ``end`` when the value is complete)."""
-        key = self._keys[local]
+        key = self._states.keys[local]
         mode, s = key[0], key[1]
         if mode == "S":
             return [("A", s)] if self.scalar.accepting[key[2]] else []

@@ -20,6 +20,27 @@ from .ranges import subtract
 _LOCAL_BITS = 40
 
 
+class LocalStates:
+    """A block's local states: keys (tuples) interned to small ints on first use, the ids a block's
+    virtual NFA states carry (`Counters`).
+
+    >>> ls = LocalStates(); ls.local(("V", "")), ls.local(("O", "[")), ls.local(("V", "")), ls.keys[1]
+    (0, 1, 0, ('O', '['))
+    """
+
+    def __init__(self) -> None:
+        self._ids: dict[tuple, int] = {}
+        self.keys: list[tuple] = []  # key of each local id
+
+    def local(self, key: tuple) -> int:
+        """The small int of ``key``; made on first use."""
+        i = self._ids.get(key)
+        if i is None:
+            i = self._ids[key] = len(self.keys)
+            self.keys.append(key)
+        return i
+
+
 class CounterBlock:
     """``Rep(item, lo, hi)`` as virtual NFA states ``(k, g)``: k items done, ``g`` a state of the
     item's DFA (0: between items). Expanding ``hi`` copies of the item would cost ``hi`` times its

@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from math import gcd, lcm
 
 from ..errors import SpecTooComplex
+from .blocks import LocalStates
 from .char_dfa import CharDFA, Edge
 from .language import Multiples
 
@@ -137,8 +138,7 @@ class Remainders:
         self.zeros = 4 + scale  # the phase past the scale: only zeros
         # whether a plain DFA may expand every state (as many as the eager product would have)
         self.expandable = self.mod * (scale + 2) <= _EXPANDABLE
-        self._ids: dict[tuple[int, int, int], int] = {}
-        self._keys: list[tuple[int, int, int]] = []
+        self._states = LocalStates()
         self._live: dict[tuple[int, int, int], bool] = {}
         n = len(unit)
         # unit states that accept after zeros only (the fraction digits past the scale)
@@ -225,20 +225,16 @@ class Remainders:
     # -- states ------------------------------------------------------------------------------------
     def local(self, key) -> int:
         """The small int of local state ``key`` ``(q, phase, r)``; made on first use."""
-        i = self._ids.get(key)
-        if i is None:
-            i = self._ids[key] = len(self._keys)
-            self._keys.append(key)
-        return i
+        return self._states.local(key)
 
     @property
     def states_made(self) -> int:
         """How many states a text has reached so far."""
-        return len(self._keys)
+        return len(self._states.keys)
 
     def key(self, local: int) -> tuple[int, int, int]:
         """The ``(q, phase, r)`` of local state ``local``."""
-        return self._keys[local]
+        return self._states.keys[local]
 
     def live(self, key: tuple[int, int, int]) -> bool:
         """Whether some completion from ``key`` is a multiple the unit accepts."""
@@ -293,7 +289,7 @@ class Remainders:
 
     def edges(self, local: int) -> list[Edge]:
         """Character edges of local state ``local`` to live states; targets are local keys."""
-        q, phase, r = self._keys[local]
+        q, phase, r = self._states.keys[local]
         out = []
         for lo, hi, t in self.unit.edges[q]:
             for c in range(max(lo, _MINUS), min(hi, _NINE) + 1):
@@ -304,7 +300,7 @@ class Remainders:
 
     def accepting(self, local: int) -> bool:
         """Whether local state ``local`` holds a multiple the unit accepts."""
-        q, phase, r = self._keys[local]
+        q, phase, r = self._states.keys[local]
         return self.unit.accepting[q] and self._accepts(phase, r)
 
     def accepts_text(self, text: str) -> bool:
