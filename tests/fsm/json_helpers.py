@@ -12,8 +12,10 @@ import random
 
 import jsonschema
 
+import fsm
 from fsm.index import Index
-from fsm.testing import valid_walks
+from fsm.json.schema import JsonSchema
+from fsm.testing import accepts, valid_walks
 
 _VALIDATORS = {
     4: jsonschema.Draft4Validator,
@@ -56,3 +58,27 @@ def suite_remotes() -> dict:
         with open(path) as f:
             out["http://localhost:1234/" + os.path.relpath(path, root).replace(os.sep, "/")] = json.load(f)
     return out
+
+
+BYTES = fsm.Vocabulary([bytes([i]) for i in range(256)] + [None], eos_token_ids=[256])  # a token per byte
+
+
+def check_exact_verdicts(schema, docs) -> None:
+    """``schema`` in exact mode over `BYTES` against ``jsonschema`` on ``docs``: nothing invalid
+    accepted, a valid doc of at most one member accepted (more may come in an order the automaton
+    does not read), and a refusal as empty only when no doc validates. `UnsupportedSchema` is
+    left to the caller."""
+    try:
+        index = fsm.compile(JsonSchema(schema, exact=True), BYTES, cache=False)
+    except fsm.SchemaError as exc:
+        if isinstance(exc, fsm.UnsupportedSchema):
+            raise
+        assert "admits no JSON document" in str(exc), (schema, exc)
+        assert not any(validator(schema, formats=False).is_valid(d) for d in docs), schema
+        return
+    v = validator(schema, formats=False)
+    for doc in docs:
+        ok, valid = accepts(index, compact(doc)), v.is_valid(doc)
+        assert not ok or valid, ("accepted an invalid value", schema, doc)
+        if not isinstance(doc, dict) or len(doc) <= 1:
+            assert ok == valid, ("rejected a valid value", schema, doc)
