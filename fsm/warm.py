@@ -68,7 +68,9 @@ def warm_up(vocab: Vocabulary, *, freeze_gc: bool = True) -> float:
 
     _ = vocab.trie  # needed by every index; built even if the request below cannot be served
     with contextlib.suppress(SpecError):  # a vocabulary that cannot write this schema: nothing more to warm
-        _serve(vocab)
+        # twice, on two indexes: a string's shape is walked on its second sighting (`index.body_rows`)
+        for _ in range(2):
+            _serve(vocab)
     if freeze_gc:
         gc.collect()
         gc.freeze()

@@ -22,6 +22,8 @@ at one first byte.
 >>> v = fsm.Vocabulary([bytes([b]) for b in range(32, 127)] + [b'ab"', None], eos_token_ids=[96])
 >>> idx = fsm.compile(fsm.Regex('"[^"]*"x'), v)
 >>> s = idx.dfa.step(idx.initial_state, ord('"'))
+>>> shaped_row(idx.dfa, s, kernels().vocabulary_preorder(v), None, None, None, v) is None  # first sighting
+True
 >>> row = shaped_row(idx.dfa, s, kernels().vocabulary_preorder(v), None, None, None, v)
 >>> row.tokens.tolist() == sorted(kernels().walk_row(idx.dfa, s, kernels().vocabulary_preorder(v))[0].tolist())
 True
@@ -122,18 +124,29 @@ def _merge(in_tok, in_end, names, x_tok, x_end):  # pragma: no cover - compiled
 
 
 class _Shapes:
-    """A vocabulary's body shapes, most recently used kept (`SHAPES_KEPT`)."""
+    """A vocabulary's body shapes, most recently used kept (`SHAPES_KEPT`).
+
+    A shape is walked on its second sighting, not its first: its walk visits every trie node (~1 ms
+    on SmolLM2, where a row's own walk skips whole subtrees: ~0.3 ms), and a schema can hold many
+    shapes seen once (strings under a `not`, each with its own product states)."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.by_key: OrderedDict[bytes, BodyShape] = OrderedDict()
+        self.sighted: OrderedDict[bytes, None] = OrderedDict()  # keys seen once, not walked
 
-    def get(self, key: bytes, shape: np.ndarray, trie: PreorderTrie, size: int) -> BodyShape:
+    def get(self, key: bytes, shape: np.ndarray, trie: PreorderTrie, size: int) -> BodyShape | None:
+        """The shape of ``key``, walked now if this is its second sighting; None on its first."""
         with self.lock:
             got = self.by_key.get(key)
             if got is not None:
                 self.by_key.move_to_end(key)
                 return got
+            if key not in self.sighted:
+                self.sighted[key] = None
+                while len(self.sighted) > 4 * SHAPES_KEPT:
+                    self.sighted.popitem(last=False)
+                return None
         tok, end, ex_s, ex_n = _shape_walk(
             shape,
             trie.label,
@@ -404,7 +417,8 @@ def shaped_row(
     eos: tuple[np.ndarray, int] | None = None,
 ) -> ShapedRow | None:
     """``state``'s row from its body's shape and a walk of what leaves it (EOS ids ``eos[0]``
-    leading to ``eos[1]`` added), or None (not a wide loop: walk the row). Its tokens and ends are
+    leading to ``eos[1]`` added), or None (not a wide loop, or its shape's first sighting: walk the
+    row). Its tokens and ends are
     `trie_kernel.walk_row`'s pairs, sorted."""
     if getattr(on_demand, "has_guards", False):
         return None  # a guarded state's row defers nodes (`fsm.index.guarded`): walked whole
@@ -414,6 +428,8 @@ def shaped_row(
     states, shape = body
     shapes = vocab.derived("body_shapes", _Shapes)
     got = shapes.get(shape.tobytes() + bytes([len(states)]), shape, trie, vocab.size)
+    if got is None:
+        return None  # a shape's first sighting: the row is walked
     tbl, rows, _ = _view(dfa, on_demand)
     bc = np.asarray(dfa.byte_class)
     exit_state = tbl[rows[states[got.exit_from]], bc[trie.label[got.exit_node]]].astype(np.int64)

@@ -49,15 +49,22 @@ def _same(shaped: LazyDfaIndex, walked: LazyDfaIndex, state: int, size: int) -> 
 def test_shaped_rows_equal_walked_rows(schema, exact, vocab):
     index = fsm.compile(fsm.JsonSchema(schema, exact=exact), vocab, cache=False)
     assert isinstance(index, LazyDfaIndex)
-    # both read one automaton, so their end states are comparable ids
-    shaped = LazyDfaIndex(index.lazy, vocab, limits=index.limits)
+    # all read one automaton, so their end states are comparable ids
     walked = LazyDfaIndex(index.lazy, vocab, limits=index.limits, shaped_rows=False, shift_rows=False)
-    rng = random.Random(json.dumps(schema) + str(exact))
+    n_shaped = 0
+    # two shaped indexes along the same walks: a shape is walked on its second sighting
+    for shaped in (LazyDfaIndex(index.lazy, vocab, limits=index.limits) for _ in range(2)):
+        n_shaped += _walks(shaped, walked, random.Random(json.dumps(schema) + str(exact)), vocab.size)
+    assert n_shaped > 0, "no row came from a shape: the test would not test it"
+
+
+def _walks(shaped: LazyDfaIndex, walked: LazyDfaIndex, rng: random.Random, size: int) -> int:
+    """Random walks on ``shaped``, every row compared with ``walked``'s; the shaped rows met."""
     n_shaped = 0
     for _ in range(6):
         m = shaped.matcher()
         for _ in range(40):
-            n_shaped += _same(shaped, walked, m.state, vocab.size)
+            n_shaped += _same(shaped, walked, m.state, size)
             allowed = m.allowed_token_ids()
             t = int(rng.choice(allowed))
             row = shaped.row(m.state)
@@ -65,7 +72,7 @@ def test_shaped_rows_equal_walked_rows(schema, exact, vocab):
             m.advance(t)
             if m.is_finished():
                 break
-    assert n_shaped > 0, "no row came from a shape: the test would not test it"
+    return n_shaped
 
 
 def test_a_shape_is_shared_by_schemas_and_states(vocab, tokenizer):
