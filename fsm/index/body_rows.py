@@ -280,6 +280,10 @@ def _body(table, rows, bc, root, expanded, ok_at, fail_at):  # pragma: no cover 
             z = table[rows[x], bc[b]]
             if z < 0 or pos[z] >= 0:
                 continue
+            if b < 0x80 and z != anchor:
+                # a body returns within a character: an ASCII byte that leaves the loop is an exit,
+                # never searched (a key's declared names, a quote: searching them expanded ~10 states)
+                continue
             r = _returns(table, rows, bc, z, RETURN_BYTES, anchor, expanded, ok_at, fail_at)
             if r < 0:
                 return r, order, shape

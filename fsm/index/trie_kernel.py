@@ -276,6 +276,8 @@ def walk_below(
     [1]
     """
     steps = steps or Steps()
+    if on_demand is not None and len(starts[0]):
+        on_demand.ensure(starts[0])  # the kernel reads its start states' rows: made first
     with _scratch(len(trie.tok_ids), trie.n_nodes) as bufs:
         return _rounds(dfa, trie, labels_are_classes, starts, steps, on_demand, deadline, bufs, deferred)
 
