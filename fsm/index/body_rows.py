@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
 
 import numba
 import numpy as np
@@ -43,7 +42,8 @@ from ..limits import Deadline
 from ..vocabulary import Vocabulary
 from .contract import OnDemand
 from .preorder import PreorderTrie
-from .row_sort import set_bits, sorted_packed_row
+from .row_sort import sorted_packed_row
+from .shaped_row import BodyShape, ShapedRow
 from .steps import Steps
 from .trie_kernel import walk_below
 from .walk_arrays import walk_view
@@ -53,19 +53,6 @@ RETURN_BYTES = 3  # a UTF-8 character's continuation bytes; an escape leaves (fe
 MAX_BODY = 64  # states in a body: past this the key costs more than a walk
 SHAPES_KEPT = 32  # shapes per vocabulary (each ~5 bytes per token inside: 8 MB on a 49k vocabulary)
 _EXIT = -2
-
-
-@dataclass(frozen=True)
-class BodyShape:
-    """What a body's shape lets every row of that shape reuse: the tokens that stay inside (sorted),
-    the body state (in the shape's numbering) each ends in, and the trie nodes where a path leaves
-    the body, with the body state it leaves from."""
-
-    tokens: np.ndarray  # int32, sorted
-    ends: np.ndarray  # int16: body state (shape numbering)
-    words: np.ndarray  # uint32: ``tokens``' packed bitmask
-    exit_from: np.ndarray  # int64: body state (shape numbering) before the exit byte
-    exit_node: np.ndarray  # int64: trie node whose byte leaves the body
 
 
 @numba.njit(cache=True, nogil=True)
@@ -100,27 +87,6 @@ def _shape_walk(shape, label, depth, size, tok_start, tok_count, tok_ids, max_de
         states[depth[j]] = t
         j += 1
     return out_tok[:n], out_end[:n], ex_s[:ne], ex_n[:ne]
-
-
-@numba.njit(cache=True, nogil=True)
-def _merge(in_tok, in_end, names, x_tok, x_end):  # pragma: no cover - compiled
-    """The shape's sorted tokens (ends renamed by ``names``) merged with the sorted tokens that
-    leave (``x_*``, none of them inside)."""
-    n = len(in_tok) + len(x_tok)
-    tok = np.empty(n, np.int32)
-    end = np.empty(n, np.int32)
-    i = 0
-    k = 0
-    for m in range(n):
-        if k < len(x_tok) and (i >= len(in_tok) or x_tok[k] < in_tok[i]):
-            tok[m] = x_tok[k]
-            end[m] = x_end[k]
-            k += 1
-        else:
-            tok[m] = in_tok[i]
-            end[m] = names[in_end[i]]
-            i += 1
-    return tok, end
 
 
 class _Shapes:
@@ -345,69 +311,6 @@ def _view(dfa: ByteDFA, on_demand: OnDemand | None, expand: int | None = None):
         on_demand.ensure(int(expand))
     tbl, rows, _, _, flags = walk_view(dfa, on_demand, False)
     return tbl, rows, flags
-
-
-# A shaped row's leaving tokens go in a dict up to this many: most rows have a few hundred, but the
-# loop of a word-count pattern's ``\S+`` is left by every token holding a space (~30k of SmolLM2's),
-# and those dicts took 400 MB over 84 rows of one schema's two instances (o21072).
-_DICT_MAX = 1024
-
-
-class ShapedRow:
-    """A row made from a body's shape (`fsm.index.rows.Row`'s interface): the shape's tokens with
-    their ends renamed, and the tokens that leave the body (EOS among them when the state
-    accepts). Its packed mask is the shape's with the leaving tokens' bits set (a few µs); the
-    merged arrays (~0.1 ms for a string's 49k tokens) are made only if something reads them."""
-
-    __slots__ = ("_dense", "_leaving", "has_text", "names", "packed", "shape", "shared", "x_end", "x_tok")
-
-    def __init__(self, shape: BodyShape, names: np.ndarray, x_tok: np.ndarray, x_end: np.ndarray, text: bool):
-        self.shape, self.names, self.x_tok, self.x_end = shape, names, x_tok, x_end
-        self.has_text = bool(len(shape.tokens)) or text
-        words = shape.words.copy()
-        set_bits(x_tok, words)
-        self.packed = words.view(np.int32)
-        self.packed.setflags(write=False)
-        self.shared = None
-        self._dense: tuple[np.ndarray, np.ndarray] | None = None
-        self._leaving: dict[int, int] | None = None
-
-    def _merged(self) -> tuple[np.ndarray, np.ndarray]:
-        if self._dense is None:
-            self._dense = _merge(self.shape.tokens, self.shape.ends, self.names, self.x_tok, self.x_end)
-        return self._dense
-
-    @property
-    def tokens(self) -> np.ndarray:
-        return self._merged()[0]
-
-    @property
-    def next_states(self) -> np.ndarray:
-        return self._merged()[1]
-
-    def next_state(self, token_id: int) -> int | None:
-        """The state ``token_id`` leads to, or None when it is not allowed."""
-        x = self.x_tok
-        if len(x) > _DICT_MAX:  # a word-count string's body is left by every token with a space
-            i = int(x.searchsorted(token_id))
-            if i < len(x) and int(x[i]) == token_id:
-                return int(self.x_end[i])
-        else:
-            leaving = self._leaving
-            if leaving is None:  # a dict answers in ~50 ns
-                leaving = self._leaving = dict(zip(x.tolist(), self.x_end.tolist(), strict=True))
-            got = leaving.get(token_id)
-            if got is not None:
-                return got
-        inside = self.shape.tokens
-        i = int(inside.searchsorted(token_id))
-        if i < len(inside) and int(inside[i]) == token_id:
-            return int(self.names[self.shape.ends[i]])
-        return None
-
-    @property
-    def nbytes(self) -> int:
-        return self.names.nbytes + self.x_tok.nbytes + self.x_end.nbytes + self.packed.nbytes
 
 
 def shaped_row(
