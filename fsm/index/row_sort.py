@@ -43,17 +43,22 @@ def sorted_row(tok: np.ndarray, end: np.ndarray, size: int, absent: int) -> tupl
     >>> sorted_row(np.array([3, 1], np.int32), np.array([7, 8], np.int32), 5, -9)[0].tolist()
     [1, 3]
     """
+    return _sort(tok, end, size, absent, _NO_WORDS)
+
+
+_NO_WORDS = np.zeros(0, np.uint32)
+
+
+def _sort(tok: np.ndarray, end: np.ndarray, size: int, absent: int, words: np.ndarray):
+    """`_dense_row` of the pairs, bits set in ``words`` (empty: none)."""
     return _dense_row(
         np.ascontiguousarray(tok, dtype=np.int32),
         np.ascontiguousarray(end, dtype=np.int32),
         len(tok),
         size,
         absent,
-        _NO_WORDS,
+        words,
     )
-
-
-_NO_WORDS = np.zeros(0, np.uint32)
 
 
 def sorted_packed_row(
@@ -66,14 +71,7 @@ def sorted_packed_row(
     ([0, 33], [1, 2])
     """
     words = np.zeros((size + 31) // 32, np.uint32)
-    t, e = _dense_row(
-        np.ascontiguousarray(tok, dtype=np.int32),
-        np.ascontiguousarray(end, dtype=np.int32),
-        len(tok),
-        size,
-        absent,
-        words,
-    )
+    t, e = _sort(tok, end, size, absent, words)
     return t, e, words.view(np.int32)
 
 
