@@ -60,8 +60,8 @@ class ComposedIndex(RowIndex):
     def on_demand(self) -> ComposedDFA:
         return self.composed
 
-    def _row_arrays(self, state: int) -> tuple[np.ndarray, np.ndarray]:
-        tok, end = super()._row_arrays(state)
+    def _row_arrays(self, state: int, deadline: Deadline) -> tuple[np.ndarray, np.ndarray]:
+        tok, end = super()._row_arrays(state, deadline)
         edges = self.composed.token_edges(state)
         if edges:
             tok = np.concatenate([tok, np.fromiter(edges.keys(), np.int32, len(edges))])

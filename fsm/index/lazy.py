@@ -110,15 +110,13 @@ class LazyDfaIndex(RowIndex):
         self.n_shifted += 1
         return tok, moved[where]
 
-    def _shaped_row(self, state: int):
+    def _shaped_row(self, state: int, deadline: Deadline):
         if not self.shaped_rows or self.lazy.state_set(state)[0] < 0:
             # a counted string's states (virtual NFA states, negative, sort first) never loop, and
             # telling so would expand the next count, which a shifted row never needs
             return None
         k = kernels()
-        k.ensure_compiled()
         trie = k.vocabulary_preorder(self.vocabulary)
-        deadline = self.limits.deadline()
         eos = (self.eos_ids, FINISHED) if self.dfa.accepting[state] else None
         self.lazy.use_deadline(deadline)
         try:

@@ -118,24 +118,25 @@ class RowIndex(ABC):
             with self._lock:
                 r = self._rows.get(state)
                 if r is None:
-                    r = self._shaped_row(state)
+                    # built or loaded once per vocabulary / process: not this row's time
+                    k = kernels()
+                    k.ensure_compiled()
+                    _ = k.vocabulary_preorder(self.vocabulary)
+                    deadline = self.limits.deadline()  # one for the row, shaped or walked
+                    r = self._shaped_row(state, deadline)
                     if r is None:
-                        tok, end = self._row_arrays(state)
+                        tok, end = self._row_arrays(state, deadline)
                         r = self._make_row(state, tok, end)
                     self._rows[state] = r
         return r
 
-    def _shaped_row(self, state: int) -> Row | None:
+    def _shaped_row(self, state: int, deadline: Deadline) -> Row | None:
         """``state``'s row from a string body's shape (`fsm.index.body_rows`), or None: walk it."""
         return None
 
-    def _row_arrays(self, state: int) -> tuple[np.ndarray, np.ndarray]:
+    def _row_arrays(self, state: int, deadline: Deadline) -> tuple[np.ndarray, np.ndarray]:
         """(tokens, end states) of ``state``, by the compiled trie walk (`fsm.index.trie_kernel`)."""
-        # built or loaded once per vocabulary / process: not this row's time
-        k = kernels()
-        k.ensure_compiled()
-        _ = k.vocabulary_preorder(self.vocabulary)
-        return self.kernel_row(state, self.limits.deadline())
+        return self.kernel_row(state, deadline)
 
     @property
     def steps(self):
