@@ -7,6 +7,8 @@ hostile spec hits a clear error instead of the OOM killer or an endless wait.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 from .errors import SpecTooComplex
@@ -90,6 +92,30 @@ class Deadline:
 
     def remaining(self) -> float:
         return self.at - time.monotonic()
+
+
+class DeadlineScope:
+    """Mixin of an automaton expanded on demand: `within` puts the expansions of a block under a
+    given deadline (a compile's, or a row walk's) and gives the automaton its own back after, even
+    when the block raises. Subclasses define ``use_deadline``."""
+
+    def use_deadline(self, deadline: Deadline | None) -> None:
+        raise NotImplementedError
+
+    @contextmanager
+    def within(self, deadline: Deadline | None) -> Iterator[None]:
+        """Check the expansions made inside the block against ``deadline``.
+
+        >>> from fsm.automata import LazyByteDFA, lit, node_nfa
+        >>> lazy = LazyByteDFA(*node_nfa(lit("ab")))
+        >>> with lazy.within(DEFAULT_LIMITS.deadline()):
+        ...     lazy.ensure(lazy.initial)
+        """
+        self.use_deadline(deadline)
+        try:
+            yield
+        finally:
+            self.use_deadline(None)
 
 
 DEFAULT_LIMITS = Limits()

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import SchemaTooComplex, UnsupportedSchema
-from ..limits import DEFAULT_LIMITS, Deadline, Limits
+from ..limits import DEFAULT_LIMITS, Deadline, DeadlineScope, Limits
 from .budget import EDGE_BYTES, SET_BYTES, SET_MEMBER_BYTES, Budget
 from .byte_classes import ClassCuts
 from .byte_dfa import ByteDFA, equal_rows, merge_equal_states
@@ -35,7 +35,7 @@ from .utf8_chains import LEAD, CharacterStates, Utf8Chains
 _WHAT = "the automaton"
 
 
-class LazyByteDFA(GuardPoints, CharacterStates):
+class LazyByteDFA(GuardPoints, CharacterStates, DeadlineScope):
     """Subset construction over a byte NFA, one state at a time."""
 
     def __init__(
@@ -52,7 +52,7 @@ class LazyByteDFA(GuardPoints, CharacterStates):
         self.limits = limits or DEFAULT_LIMITS
         # Memory of every expansion, for the DFA's whole life (expansions made on a row's first
         # visit count too). Time: a given deadline (the compile's when ``budget`` is given, a row
-        # walk's through `use_deadline`), else a fresh ``max_seconds`` per outside call.
+        # walk's through `within`), else a fresh ``max_seconds`` per outside call.
         self.budget = budget or Budget(self.limits)
         self._given: Deadline | None = budget.deadline if budget is not None else None
         self._active = False

@@ -16,13 +16,13 @@ import numpy as np
 
 from ..automata import ByteDFA
 from ..automata.lazy_views import LazyFlags, LazyTable
-from ..limits import Deadline, Limits
+from ..limits import Deadline, DeadlineScope, Limits
 from .program import JUNCTION, LEAF, TOKEN, Program
 
 Thread = tuple[int, int]
 
 
-class ComposedDFA:
+class ComposedDFA(DeadlineScope):
     """Lazily determinized byte DFA over the threads of a `Program`.
 
     >>> from fsm.compose.parts import Sequence, Text

@@ -51,11 +51,8 @@ class ComposedIndex(RowIndex):
         super().__init__(self.composed.as_byte_dfa(), vocab, part.fingerprint, limits, n_classes=256)
 
     def walk(self, states: np.ndarray, deadline: Deadline) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        self.composed.use_deadline(deadline)
-        try:
+        with self.composed.within(deadline):
             return walk_tokens(self.dfa, states, self.vocabulary.trie, deadline=deadline)
-        finally:
-            self.composed.use_deadline(None)
 
     def on_demand(self) -> ComposedDFA:
         return self.composed
@@ -88,11 +85,8 @@ class ComposedIndex(RowIndex):
         """Expand the whole composed DFA and compute every row (finite specs only); returns self."""
         deadline = deadline or self.limits.deadline()
         with self._lock:
-            self.composed.use_deadline(deadline)
-            try:
+            with self.composed.within(deadline):
                 self.composed.expand_all()
-            finally:
-                self.composed.use_deadline(None)
             self.fill_rows(self.missing_rows(), deadline)
         return self
 

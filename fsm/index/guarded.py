@@ -164,8 +164,7 @@ class GuardedDfaIndex(LazyDfaIndex):
             k = kernels()
             trie = k.vocabulary_preorder(self.vocabulary)
             deadline = self.limits.deadline()
-            self.lazy.use_deadline(deadline)
-            try:
+            with self.lazy.within(deadline):
                 s2 = self.lazy.step(r, int(trie.label[j]))
                 toks, ends, parts = [], [], []
                 if s2 >= 0:
@@ -183,8 +182,6 @@ class GuardedDfaIndex(LazyDfaIndex):
                         )
                         toks.append(tok)
                         ends.append(end)
-            finally:
-                self.lazy.use_deadline(None)
             tok = np.concatenate(toks) if toks else _NONE
             end = np.concatenate(ends) if ends else _NONE
             hit = self._below[key] = (tok.astype(np.int32), end.astype(np.int32), Deferred.joined(parts))

@@ -61,11 +61,8 @@ class LazyDfaIndex(RowIndex):
         return lazy.spellable(np.nonzero(vocab.single_bytes)[0])
 
     def walk(self, states: np.ndarray, deadline: Deadline) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        self.lazy.use_deadline(deadline)  # the DFA rows this walk expands count against it too
-        try:
+        with self.lazy.within(deadline):  # the DFA rows this walk expands count against it too
             return walk_tokens(self.dfa, states, self.vocabulary.trie, deadline=deadline)
-        finally:
-            self.lazy.use_deadline(None)
 
     def on_demand(self) -> LazyByteDFA:
         return self.lazy
@@ -102,11 +99,8 @@ class LazyDfaIndex(RowIndex):
             ready = first[3] = (tok, ends, index[end])
             first[1] = first[2] = None
         tok, ends, where = ready
-        self.lazy.use_deadline(deadline)  # the states made below count against the row's time
-        try:
+        with self.lazy.within(deadline):  # the states made below count against the row's time
             moved = np.array([self._shifts.moved(e, block, count - count0) for e in ends.tolist()], np.int32)
-        finally:
-            self.lazy.use_deadline(None)
         self.n_shifted += 1
         return tok, moved[where]
 
@@ -118,11 +112,8 @@ class LazyDfaIndex(RowIndex):
         k = kernels()
         trie = k.vocabulary_preorder(self.vocabulary)
         eos = (self.eos_ids, FINISHED) if self.dfa.accepting[state] else None
-        self.lazy.use_deadline(deadline)
-        try:
+        with self.lazy.within(deadline):
             row = k.shaped_row(self.dfa, state, trie, self.lazy, deadline, self.steps, self.vocabulary, eos)
-        finally:
-            self.lazy.use_deadline(None)
         if row is not None:
             self._charge(row.nbytes)
             self.n_shaped += 1
@@ -137,11 +128,8 @@ class LazyDfaIndex(RowIndex):
         ``limits.max_seconds`` from now); returns self."""
         deadline = deadline or self.limits.deadline()
         with self._lock:
-            self.lazy.use_deadline(deadline)
-            try:
+            with self.lazy.within(deadline):
                 self.lazy.expand_all()
-            finally:
-                self.lazy.use_deadline(None)
             self.fill_rows(self.missing_rows(), deadline)
         return self
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -68,8 +69,8 @@ def _sorted(tok: np.ndarray) -> bool:
 class OnDemandDFA(OnDemand, Protocol):
     """An `OnDemand` automaton whose expansions a row walk can put under its deadline."""
 
-    def use_deadline(self, deadline: Deadline | None) -> None:
-        """Check expansions against ``deadline`` from now on (None: the automaton's own)."""
+    def within(self, deadline: Deadline | None) -> AbstractContextManager[None]:
+        """Check the expansions made inside the block against ``deadline``."""
 
 
 class RowIndex(ABC):
@@ -155,17 +156,13 @@ class RowIndex(ABC):
         """(tokens, end states) of ``state`` by `trie_kernel.walk_row` over the byte trie; the nodes
         a guarded state defers go to ``deferred`` (`trie_kernel.walk_row`)."""
         lazy = self.on_demand()
-        if lazy is not None:
-            lazy.use_deadline(deadline)  # the DFA rows the walk expands count against it too
-        try:
+        # the DFA rows the walk expands count against the row's deadline too
+        with lazy.within(deadline) if lazy is not None else nullcontext():
             k = kernels()
             trie = k.vocabulary_preorder(self.vocabulary)
             return k.walk_row(
                 self.dfa, state, trie, on_demand=lazy, deadline=deadline, steps=self.steps, deferred=deferred
             )
-        finally:
-            if lazy is not None:
-                lazy.use_deadline(None)
 
     def _make_row(self, state: int, tok: np.ndarray, end: np.ndarray) -> Row:
         has_text = len(tok) > 0
