@@ -218,21 +218,28 @@ def _returns(table, rows, bc, y0, left0, anchor, expanded, ok_at, fail_at):  # p
 
 @numba.njit(cache=True, nogil=True)
 def _body(table, rows, bc, root, expanded, ok_at, fail_at):  # pragma: no cover - compiled
-    """`body_of`'s work: (states found, or -1: none, or -2 - a state to expand; the states in
-    breadth-first order; the shape)."""
+    """`body_of`'s work: (states found, or -1: none, or -2: expand the states in ``need`` first;
+    the states in breadth-first order; the shape; ``need``). Every state the search meets
+    unexpanded is collected in one pass (a string's body needs ~10, three bytes deep), so the
+    caller expands them in a few batches rather than rerunning the search once per state."""
     order = np.empty(MAX_BODY, np.int64)
     shape = np.empty((0, 256), np.int16)
+    need = np.empty(256, np.int64)
     if not expanded[root]:
-        return -2 - root, order, shape
+        need[0] = root
+        return -2, order, shape, need[:1]
     anchor = _wide_target(table, rows, bc, root)
     if anchor < 0:
-        return -1, order, shape
+        return -1, order, shape, need[:0]
     if anchor != root:  # the first state inside a string: its wide step leads to the loop
         if not expanded[anchor]:
-            return -2 - anchor, order, shape
+            need[0] = anchor
+            return -2, order, shape, need[:1]
         if _wide_target(table, rows, bc, anchor) != anchor:
-            return -1, order, shape
+            return -1, order, shape, need[:0]
     pos = np.full(len(expanded), -1, np.int64)
+    wanted = np.zeros(len(expanded), np.bool_)
+    n_need = 0
     order[0] = root
     pos[root] = 0
     n = 1
@@ -240,8 +247,12 @@ def _body(table, rows, bc, root, expanded, ok_at, fail_at):  # pragma: no cover 
     while i < n:
         x = order[i]
         i += 1
-        if not expanded[x]:
-            return -2 - x, order, shape
+        if not expanded[x]:  # cannot happen (a state is proven from its row), kept for safety
+            if not wanted[x] and n_need < len(need):
+                wanted[x] = True
+                need[n_need] = x
+                n_need += 1
+            continue
         for b in range(256):
             z = table[rows[x], bc[b]]
             if z < 0 or pos[z] >= 0:
@@ -252,19 +263,26 @@ def _body(table, rows, bc, root, expanded, ok_at, fail_at):  # pragma: no cover 
                 continue
             r = _returns(table, rows, bc, z, RETURN_BYTES, anchor, expanded, ok_at, fail_at)
             if r < 0:
-                return r, order, shape
+                q = -2 - r
+                if not wanted[q] and n_need < len(need):
+                    wanted[q] = True
+                    need[n_need] = q
+                    n_need += 1
+                continue
             if r == 1:
                 if n == MAX_BODY:
-                    return -1, order, shape
+                    return -1, order, shape, need[:0]
                 pos[z] = n
                 order[n] = z
                 n += 1
+    if n_need:
+        return -2, order, shape, need[:n_need]
     shape = np.empty((n, 256), np.int16)
     for k in range(n):
         for b in range(256):
             z = table[rows[order[k]], bc[b]]
             shape[k, b] = -1 if z < 0 else pos[z] if pos[z] >= 0 else _EXIT
-    return n, order, shape
+    return n, order, shape, need[:0]
 
 
 def body_of(dfa: ByteDFA, state: int, on_demand: OnDemand | None) -> tuple[np.ndarray, np.ndarray] | None:
@@ -295,20 +313,21 @@ def body_of(dfa: ByteDFA, state: int, on_demand: OnDemand | None) -> tuple[np.nd
         if len(ok_at) < len(flags):  # the verdicts so far hold: an expansion adds a row, changes none
             ok_at = np.concatenate([ok_at, np.zeros(len(flags) - len(ok_at), np.int64)])
             fail_at = np.concatenate([fail_at, np.full(len(flags) - len(fail_at), -1, np.int64)])
-        n, order, shape = _body(tbl, rows, bc, int(state), flags, ok_at, fail_at)
+        n, order, shape, need = _body(tbl, rows, bc, int(state), flags, ok_at, fail_at)
         if n == -1:
             return None
         if n >= 0:
             return order[:n], shape
-        assert on_demand is not None  # only a state not expanded yet asks for it
-        tbl, rows, flags = _view(dfa, on_demand, -2 - n)
+        assert on_demand is not None  # only states not expanded yet are asked for
+        tbl, rows, flags = _view(dfa, on_demand, need)
 
 
-def _view(dfa: ByteDFA, on_demand: OnDemand | None, expand: int | None = None):
-    """(table, state -> its row in the table, expanded flags) with ``expand`` expanded first: a
-    lazy DFA keeps rows for its expanded states only (`LazyByteDFA.row_index`)."""
+def _view(dfa: ByteDFA, on_demand: OnDemand | None, expand: int | np.ndarray | None = None):
+    """(table, state -> its row in the table, expanded flags) with ``expand`` (a state or an
+    array of them) expanded first: a lazy DFA keeps rows for its expanded states only
+    (`LazyByteDFA.row_index`)."""
     if on_demand is not None and expand is not None:
-        on_demand.ensure(int(expand))
+        on_demand.ensure(expand)
     tbl, rows, _, _, flags = walk_view(dfa, on_demand, False)
     return tbl, rows, flags
 
