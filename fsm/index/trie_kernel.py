@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from contextlib import contextmanager
 
 import numba
 import numpy as np
@@ -347,31 +346,40 @@ def _rounds(dfa, trie, labels_are_classes, starts, steps, on_demand, deadline, b
 _local = threading.local()
 
 
-@contextmanager
-def _scratch(n_tok: int, n_nodes: int):
+class _scratch:  # a function to its callers: ``with _scratch(...) as bufs``
     """This thread's output, pending and deferred buffers for a walk, reused across rows:
     allocating them per row (2 x 196 KB and 4 x 800 KB on a 49k vocabulary: ~20 µs) cost more than
-    a narrow row's walk. A walk already using them on this thread (none today) gets fresh ones."""
-    bufs = getattr(_local, "bufs", None)
-    if getattr(_local, "busy", False) or bufs is None or len(bufs[0]) < n_tok or len(bufs[2]) < n_nodes:
-        fresh = (
-            np.empty(n_tok, np.int32),
-            np.empty(n_tok, np.int32),
-            np.empty(n_nodes, np.int64),
-            np.empty(n_nodes, np.int64),
-            np.empty(n_nodes, np.int64),
-            np.empty(n_nodes, np.int64),
-            np.empty(n_nodes, np.int8),
-        )
-        if getattr(_local, "busy", False):
-            yield fresh
-            return
-        _local.bufs = bufs = fresh
-    _local.busy = True
-    try:
-        yield bufs
-    finally:
-        _local.busy = False
+    a narrow row's walk. A walk already using them on this thread (none today) gets fresh ones.
+    A class, not a `contextlib` generator: ~3 µs less a row."""
+
+    __slots__ = ("bufs", "owner")
+
+    def __init__(self, n_tok: int, n_nodes: int):
+        bufs = getattr(_local, "bufs", None)
+        busy = getattr(_local, "busy", False)
+        self.owner = not busy
+        if busy or bufs is None or len(bufs[0]) < n_tok or len(bufs[2]) < n_nodes:
+            bufs = (
+                np.empty(n_tok, np.int32),
+                np.empty(n_tok, np.int32),
+                np.empty(n_nodes, np.int64),
+                np.empty(n_nodes, np.int64),
+                np.empty(n_nodes, np.int64),
+                np.empty(n_nodes, np.int64),
+                np.empty(n_nodes, np.int8),
+            )
+            if not busy:
+                _local.bufs = bufs
+        self.bufs = bufs
+
+    def __enter__(self) -> tuple[np.ndarray, ...]:
+        if self.owner:
+            _local.busy = True
+        return self.bufs
+
+    def __exit__(self, *exc: object) -> None:
+        if self.owner:
+            _local.busy = False
 
 
 def warm_kernel() -> None:
