@@ -18,7 +18,7 @@ from .index import tokenize_longest, unpack_bitmask
 
 if TYPE_CHECKING:
     from .automata import CharDFA
-    from .index import Index
+    from .index import Index, LazyDfaIndex
 
 
 class Tokenizer(Protocol):
@@ -214,6 +214,29 @@ def check_matcher_contract(index: Index, tokens: Sequence[int]) -> None:
         assert c.is_finished(), "a copy after EOS is not finished"
         m.rollback()
         assert m.n_consumed == len(tokens)
+
+
+def check_same_row(index: LazyDfaIndex, other: LazyDfaIndex, state: int) -> None:
+    """Assert that two lazy indexes over one automaton give ``state`` the same row: the same tokens
+    and mask, and each token's end the same state or one of the same NFA set (a state inside a
+    character is named by the byte read into it, one made from its set by the set: the same
+    language either way). What rows derived, shaped or shared are checked against a walk with.
+
+    >>> from fsm import Vocabulary
+    >>> from fsm.automata import LazyByteDFA, cls, node_nfa, rep
+    >>> from fsm.index import LazyDfaIndex
+    >>> v = Vocabulary([b"a", b"b", b"ab", None], eos_token_ids=[3])
+    >>> lazy = LazyByteDFA(*node_nfa(rep(cls((97, 98)), 0, 300)))
+    >>> check_same_row(LazyDfaIndex(lazy, v), LazyDfaIndex(lazy, v, shift_rows=False), lazy.initial)
+    """
+    a, b = index.row(state), other.row(state)
+    assert np.array_equal(a.tokens, b.tokens), f"state {state}: tokens differ"
+    sets = index.lazy.state_set
+    pairs = set(zip(a.next_states.tolist(), b.next_states.tolist(), strict=True))
+    bad = [(x, y) for x, y in pairs if x != y and not (min(x, y) >= 0 and sets(x) == sets(y))]
+    assert not bad, f"state {state}: end states differ, e.g. {bad[:3]}"
+    assert np.array_equal(index.bitmask(state), other.bitmask(state)), f"state {state}: masks differ"
+    assert a.has_text == b.has_text
 
 
 def sample_char_dfa(d: CharDFA, rnd: RandomSource, max_len: int = 200, stop: float = 0.2) -> str | None:

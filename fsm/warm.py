@@ -37,14 +37,16 @@ _SCHEMA = {
     "properties": {
         "name": {"type": "string"},
         "code": {"type": "string", "maxLength": 8},
+        # a long bounded string: its first row is kept for every later one (`index.counted_rows`)
+        "note": {"type": "string", "maxLength": 1000},
         "n": {"type": "number"},
         "kind": {"enum": ["a", "b"]},
         "tags": {"type": "array", "items": {"type": "integer"}},
     },
-    "required": ["name", "code", "n", "kind", "tags"],
+    "required": ["name", "code", "note", "n", "kind", "tags"],
     "additionalProperties": False,
 }
-_INSTANCE = b'{"name":"Ada Lovelace","code":"x1","n":-1.5,"kind":"a","tags":[1,20]}'
+_INSTANCE = b'{"name":"Ada Lovelace","code":"x1","note":"Hi there","n":-1.5,"kind":"a","tags":[1,20]}'
 
 
 def warm_up(vocab: Vocabulary, *, freeze_gc: bool = True) -> float:

@@ -357,6 +357,14 @@ class LazyByteDFA(GuardPoints, CharacterStates, DeadlineScope):
         """NFA states below this id are the character NFA's own."""
         return len(self._char_trans)
 
+    def closure_of(self, q: int) -> tuple[int, ...]:
+        """The sorted epsilon closure of NFA state ``q`` (`block_forms` names a block's end by it)."""
+        return self._closure(q)
+
+    def char_edges(self, q: int) -> tuple[tuple[int, int, int], ...]:
+        """The character edges ``(lo, hi, target)`` of real NFA state ``q`` (below `n_real`)."""
+        return tuple(self._char_trans[q])
+
     def state_of_set(self, s: tuple[int, ...]) -> int:
         """The DFA state of the epsilon-closed, sorted NFA state set ``s`` (made, not expanded, if new)."""
         return self._closed(s)

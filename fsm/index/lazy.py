@@ -19,14 +19,33 @@ from __future__ import annotations
 import numpy as np
 
 from ..automata import LazyByteDFA
+from ..automata.block_forms import BlockForms
 from ..automata.counter_shift import Shifts, shift_class
 from ..limits import Deadline, Limits
 from ..vocabulary import Vocabulary
+from .counted_rows import counted_row, exit_tokens, exit_walk
 from .kernels import kernels
 from .rows import FINISHED, RowIndex
 from .token_walk import walk_tokens
 
 _ABSENT = -3  # no end state: not FINISHED, not a state
+
+
+def _merged(
+    tok: np.ndarray, end: np.ndarray, x_tok: np.ndarray, x_end: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted ``tok`` (with ``end``) and a few more pairs, merged in token order (no token in both).
+
+    >>> t, e = _merged(np.array([1, 5]), np.array([7, 8]), np.array([3, 0]), np.array([9, 6]))
+    >>> t.tolist(), e.tolist()
+    ([0, 1, 3, 5], [6, 7, 9, 8])
+    """
+    if not len(x_tok):
+        return tok, end
+    order = np.argsort(x_tok, kind="stable")
+    x_tok, x_end = x_tok[order].astype(tok.dtype), x_end[order].astype(end.dtype)
+    at = np.searchsorted(tok, x_tok)
+    return np.insert(tok, at, x_tok), np.insert(end, at, x_end)
 
 
 class LazyDfaIndex(RowIndex):
@@ -40,10 +59,13 @@ class LazyDfaIndex(RowIndex):
         limits: Limits | None = None,
         shift_rows: bool = True,
         shaped_rows: bool = True,
+        shared_blocks: bool = True,
     ):
         """``shift_rows``: derive the rows of counter states from an earlier count's (exact, see
         the module); ``shaped_rows``: make the rows inside a string from its body's shape
-        (`fsm.index.body_rows`); False walks every row (what tests compare the others with)."""
+        (`fsm.index.body_rows`); ``shared_blocks``: make the first row of a counter block from
+        another block's (`fsm.index.counted_rows`, with ``shift_rows``); False walks every row
+        (what tests compare the others with)."""
         self.lazy = lazy
         self.shift_rows = shift_rows
         self.shaped_rows = shaped_rows
@@ -53,6 +75,9 @@ class LazyDfaIndex(RowIndex):
         self._by_shift: dict[tuple, list] = {}
         self.n_shifted = 0  # rows derived so far, not walked
         self._shifts = Shifts(lazy)
+        self._forms = BlockForms(lazy)
+        self.shared_blocks = shared_blocks
+        self.n_shared = 0  # first rows of a block made from another block's
         super().__init__(lazy.as_byte_dfa(), vocab, fingerprint, limits, n_classes=lazy.n_classes)
 
     @staticmethod
@@ -81,28 +106,43 @@ class LazyDfaIndex(RowIndex):
         key, block, count = cls
         first = self._by_shift.get(key)
         if first is None:
-            tok, end = super().kernel_row(state, deadline)
+            got = None
+            if self.shared_blocks:
+                with self.lazy.within(deadline):
+                    got = counted_row(
+                        self.dfa, state, self.lazy, self._forms, deadline, self.steps, self.vocabulary
+                    )
+            if got is None:
+                tok, end = super().kernel_row(state, deadline)
+            else:
+                tok, end, shared = got
+                self.n_shared += shared
             self._by_shift[key] = [count, tok, end, None]
             self._nbytes += tok.nbytes + end.nbytes
             return tok, end
         count0, tok, end, ready = first
         if ready is None:
-            # the class's second row (most classes have one: a short string): its first kept sorted
-            # by token, with its distinct end states, so a derived row moves a few states, gathers,
-            # and comes out sorted (`_make_row` sorts nothing)
-            tok, end = kernels().sorted_row(tok, end, self.vocabulary.size, _ABSENT)
+            # the class's second row (most classes have one: a short string): its first's tokens
+            # that never leave the block kept sorted by token, with their distinct end states, so
+            # a derived row moves a few states, gathers, and comes out sorted; a token holding an
+            # exit byte may leave the block and enter it anew (the next item of an array of
+            # strings), where its count starts over and moves with nothing: those are walked
+            has_exit, exit_trie = exit_tokens(self.vocabulary, self._forms.exits(key[0], key[1]))
+            inside = ~has_exit[tok]
+            tok, end = kernels().sorted_row(tok[inside], end[inside], self.vocabulary.size, _ABSENT)
             present = np.zeros(self.lazy.n_states, dtype=bool)
             present[end] = True
             ends = np.flatnonzero(present)
             index = np.empty(len(present), dtype=np.int32)
             index[ends] = np.arange(len(ends), dtype=np.int32)
-            ready = first[3] = (tok, ends, index[end])
+            ready = first[3] = (tok, ends, index[end], exit_trie)
             first[1] = first[2] = None
-        tok, ends, where = ready
+        tok, ends, where, exit_trie = ready
         with self.lazy.within(deadline):  # the states made below count against the row's time
             moved = np.array([self._shifts.moved(e, block, count - count0) for e in ends.tolist()], np.int32)
+            x_tok, x_end = exit_walk(self.dfa, state, exit_trie, self.lazy, deadline, self.steps)
         self.n_shifted += 1
-        return tok, moved[where]
+        return _merged(tok, moved[where], x_tok, x_end)
 
     def _shaped_row(self, state: int, deadline: Deadline):
         if not self.shaped_rows or self.lazy.state_set(state)[0] < 0:

@@ -14,6 +14,7 @@ import fsm
 from fsm.automata import LazyByteDFA, cls, lit, node_nfa, rep, seq
 from fsm.automata.counter_shift import shift_class, shifted
 from fsm.index import LazyDfaIndex
+from fsm.testing import check_same_row
 
 SCHEMAS = [
     {"type": "string", "maxLength": 300},
@@ -60,9 +61,7 @@ def _instances(schema: dict, rng: random.Random) -> list:
 
 
 def _same_row(derived: LazyDfaIndex, walked: LazyDfaIndex, state: int) -> None:
-    a, b = derived.row(state), walked.row(state)
-    assert np.array_equal(a.tokens, b.tokens)
-    assert np.array_equal(a.next_states, b.next_states)
+    check_same_row(derived, walked, state)
 
 
 @pytest.mark.parametrize("schema", SCHEMAS, ids=[json.dumps(s)[:60] for s in SCHEMAS])

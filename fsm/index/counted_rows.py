@@ -1,0 +1,157 @@
+"""The first row of a counted string from another block's, across strings and schemas.
+
+Inside a ``maxLength`` string the count is part of the state, so each string's first row walks
+the vocabulary trie through ~100 states never expanded before (every count a token's length away,
+escapes and multi-byte characters at each): ~4 ms, where rows further along the same string are
+moved from it (`counter_shift`). Blocks of the same unit read a token that never leaves them alike
+(`fsm.automata.block_forms`), so the first row walked for one is kept per vocabulary with its end
+states as forms, and the first row of the next is the kept tokens that hold no exit byte with
+their forms made in its block, plus a walk of the few tokens that hold one (a JSON string's ``"``:
+163 of SmolLM2's 49k tokens, most of them a quote and a byte or two). Exact for any such block:
+a token without an exit byte never takes an edge out of the block.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..automata.block_forms import Anchor, BlockForms
+from ..limits import Deadline
+from ..vocabulary import Vocabulary
+from .contract import OnDemand
+from .kernels import kernels
+
+if TYPE_CHECKING:  # numba's modules: loaded with the first row, not with ``import fsm``
+    from .preorder import PreorderTrie
+    from .steps import Steps
+
+ROWS_KEPT = 32  # first rows kept per vocabulary (each ~8 bytes per token inside: 0.4 MB on SmolLM2)
+
+
+@dataclass(frozen=True)
+class _Kept:
+    """A first row's tokens without exit bytes, each with the index of its end's form."""
+
+    tokens: np.ndarray  # int32
+    which: np.ndarray  # int32, into forms
+    forms: list
+
+
+class _KeptRows:
+    """A vocabulary's kept first rows by anchor key, most recently used kept; a key whose row
+    cannot be shared (an end state left the block on a byte not an exit) maps to None."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.by_key: OrderedDict[tuple, _Kept | None] = OrderedDict()
+
+    def get(self, key: tuple) -> _Kept | bool | None:
+        """The kept row of ``key``, None (not shareable), or False (not seen)."""
+        with self.lock:
+            if key not in self.by_key:
+                return False
+            self.by_key.move_to_end(key)
+            return self.by_key[key]
+
+    def put(self, key: tuple, kept: _Kept | None) -> None:
+        with self.lock:
+            self.by_key[key] = kept
+            while len(self.by_key) > ROWS_KEPT:
+                self.by_key.popitem(last=False)
+
+
+def exit_tokens(vocab: Vocabulary, exits: bytes) -> tuple[np.ndarray, PreorderTrie]:
+    """(whether each token id holds a byte of ``exits``, the preorder trie of those tokens alone),
+    built once per vocabulary and exit bytes.
+
+    >>> v = Vocabulary([b"a", b'a"', b'"', None], eos_token_ids=[3])
+    >>> has, trie = exit_tokens(v, b'"'); has.tolist(), sorted(trie.tok_ids.tolist())
+    ([False, True, True, False], [1, 2])
+    """
+
+    def build() -> tuple[np.ndarray, PreorderTrie]:
+        from .preorder import preorder
+
+        has = np.zeros(vocab.size, dtype=np.bool_)
+        kept: list[bytes | None] = []
+        for i, t in enumerate(vocab.tokens):
+            if t is not None and len(t.translate(None, exits)) != len(t):
+                has[i] = True
+                kept.append(t)
+            else:
+                kept.append(None)
+        sub = Vocabulary(kept, eos_token_ids=vocab.eos_token_ids, size=vocab.size)
+        return has, preorder(sub.trie)
+
+    return vocab.derived("exit_tokens:" + exits.hex(), build)
+
+
+def exit_walk(
+    dfa, state: int, exit_trie: PreorderTrie, lazy: OnDemand, deadline: Deadline | None, steps: Steps | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """(tokens, end states) of ``state`` among the tokens of ``exit_trie`` alone: a walk from its
+    root, without expanding the string's chain of counts ahead as a whole row's walk does (these
+    few tokens leave within a byte or two)."""
+    starts = (np.array([state], dtype=np.int64), np.zeros(1, dtype=np.int64))
+    return kernels().walk_below(dfa, starts, exit_trie, on_demand=lazy, deadline=deadline, steps=steps)
+
+
+def counted_row(
+    dfa,
+    state: int,
+    lazy: OnDemand,
+    forms: BlockForms,
+    deadline: Deadline | None,
+    steps: Steps | None,
+    vocab: Vocabulary,
+) -> tuple[np.ndarray, np.ndarray, bool] | None:
+    """(tokens, end states, whether from a kept row) of counter state ``state``, unsorted: from a
+    kept first row of its unit when there is one, else walked (and kept when shareable) — or None
+    when ``state`` is not an `Anchor` (walk it as any row)."""
+    k = kernels()
+    trie = k.vocabulary_preorder(vocab)
+    anchor = forms.anchor(state, trie.max_depth)
+    if anchor is None:
+        return None
+    rows = vocab.derived("counted_rows", _KeptRows)
+    has_exit, exit_trie = exit_tokens(vocab, anchor.exits)
+    kept = rows.get(anchor.key)
+    if kept is None or kept is False:
+        tok, end = k.walk_row(dfa, state, trie, on_demand=lazy, deadline=deadline, steps=steps)
+        if kept is False:
+            rows.put(anchor.key, _keep(forms, anchor, tok, end, has_exit))
+        return tok, end, False
+    made = np.array([forms.make(f, anchor) for f in kept.forms], dtype=np.int32)
+    x_tok, x_end = exit_walk(dfa, state, exit_trie, lazy, deadline, steps)
+    tok = np.concatenate([kept.tokens, x_tok.astype(np.int32)])
+    return tok, np.concatenate([made[kept.which], x_end.astype(np.int32)]), True
+
+
+def _keep(
+    forms: BlockForms, anchor: Anchor, tok: np.ndarray, end: np.ndarray, has_exit: np.ndarray
+) -> _Kept | None:
+    """The part of a walked first row another block can take: its tokens without exit bytes and
+    their ends' forms; None when one of those ends is not of the block alone."""
+    inside = ~has_exit[tok]
+    tok, end = tok[inside], end[inside]
+    if not len(end):
+        return _Kept(tok.astype(np.int32), end.astype(np.int32), [])
+    # distinct ends by a table over the states, not np.unique: a sort of ~49k ends took 2 ms
+    present = np.zeros(int(end.max()) + 1, dtype=np.bool_)
+    present[end] = True
+    ends = np.flatnonzero(present)
+    index = np.empty(len(present), dtype=np.int32)
+    index[ends] = np.arange(len(ends), dtype=np.int32)
+    which = index[end]
+    kept_forms = []
+    for e in ends.tolist():
+        f = forms.form(e, anchor)
+        if f is None:
+            return None
+        kept_forms.append(f)
+    return _Kept(tok.astype(np.int32), which.astype(np.int32), kept_forms)

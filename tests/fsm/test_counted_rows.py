@@ -1,0 +1,97 @@
+"""The first row of a counted string made from another block's (`fsm.index.counted_rows`) equals the
+row a fresh trie walk computes — same tokens, end states of the same NFA sets, same mask — at every
+step of random walks over schemas with many counted strings, within one schema and across two."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+import fsm
+from fsm.index import LazyDfaIndex
+from fsm.testing import check_same_row
+
+_TEXT = {"type": ["string", "null"], "maxLength": 300}
+SCHEMAS = [
+    {"type": "object", "properties": {k: _TEXT for k in "abcdef"}, "required": list("abc")},
+    {
+        "type": "object",
+        "properties": {
+            "a": {"type": "string", "maxLength": 120},
+            "b": {"type": "string", "minLength": 2, "maxLength": 120},
+            "c": {"type": "array", "items": {"type": "string", "maxLength": 120}},
+            "d": {"type": "integer"},
+            "e": {"type": "string", "maxLength": 120},
+        },
+        "required": ["a", "b", "c", "e"],
+    },
+    {"type": "array", "items": {"anyOf": [{"type": "string", "maxLength": 90}, {"type": "number"}]}},
+    # keys of at most 8 characters, so that random walks leave them and reach the values
+    {
+        "type": "object",
+        "propertyNames": {"maxLength": 8},
+        "additionalProperties": {"type": "string", "maxLength": 200},
+    },
+]
+
+
+def _walked(index: LazyDfaIndex) -> LazyDfaIndex:
+    return LazyDfaIndex(
+        index.lazy,
+        index.vocabulary,
+        limits=index.limits,
+        shift_rows=False,
+        shaped_rows=False,
+        shared_blocks=False,
+    )
+
+
+def _walks(index: LazyDfaIndex, rng: random.Random, n_walks: int = 6, steps: int = 60) -> None:
+    walked = _walked(index)
+    for _ in range(n_walks):
+        m = index.matcher()
+        for _ in range(steps):
+            check_same_row(index, walked, m.state)
+            t = int(rng.choice(m.allowed_token_ids()))
+            m.advance(t)
+            if m.is_finished():
+                break
+
+
+@pytest.mark.parametrize("exact", [False, True])
+@pytest.mark.parametrize("schema", SCHEMAS, ids=[json.dumps(s)[:50] for s in SCHEMAS])
+def test_shared_first_rows_equal_walked_rows(schema, exact, vocab):
+    index = fsm.compile(fsm.JsonSchema(schema, exact=exact), vocab, cache=False)
+    assert isinstance(index, LazyDfaIndex)
+    _walks(index, random.Random(json.dumps(schema) + str(exact)))
+    assert index.n_shared > 0, "no first row came from another block's: the test would not test it"
+
+
+def test_a_first_row_serves_another_schema(vocab, tokenizer):
+    schemas = [
+        {"type": "object", "properties": {"x": {"type": "string", "maxLength": 500}}, "required": ["x"]},
+        {"type": "array", "items": {"type": "string", "maxLength": 500}, "minItems": 1},
+    ]
+    indexes = [fsm.compile(fsm.JsonSchema(s), vocab, cache=False) for s in schemas]
+    for index, text in zip(indexes, ('{"x":"', '["'), strict=True):
+        m = index.matcher()
+        for t in tokenizer.encode(text, add_special_tokens=False):
+            m.advance(t)
+        check_same_row(index, _walked(index), m.state)
+        # the first string of the second schema: its first row is the first schema's, with the
+        # tokens that hold a quote walked (the array's "," and "]" after it, not the object's "}")
+        for t in tokenizer.encode('é \\u00e9"', add_special_tokens=False):
+            m.advance(t)
+            check_same_row(index, _walked(index), m.state)
+    assert indexes[1].n_shared >= 1
+
+
+def test_strings_near_their_bound_are_walked(vocab, tokenizer):
+    """A string whose bound is within a token's length of its count is no anchor: walked, exact."""
+    index = fsm.compile(
+        fsm.JsonSchema({"type": "array", "items": {"type": "string", "maxLength": 6}}), vocab, cache=False
+    )
+    _walks(index, random.Random(3), n_walks=4, steps=30)
+    assert index.n_shared == 0
