@@ -31,7 +31,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .blocks import CounterBlock
-from .counter_shift import shift_class
 from .lazy_dfa import LazyByteDFA
 
 # an item of a form: ("v", count offset, unit state) or ("c", bytes still to read, inner item)
@@ -52,6 +51,20 @@ class Anchor:
     has_end: bool
     exits: bytes  # first bytes of the end closure's edges, sorted
     key: tuple
+    room: int  # counts left before the block's bound (``hi - count``)
+    far: bool  # no token can reach the bound: the row is the unit's alone, shareable both ways
+
+    def fits(self, form: tuple) -> bool:
+        """Whether a state of ``form`` (`BlockForms.form`) exists this close to the bound: no item
+        started at a count of ``hi`` or more. A token's count only grows along its bytes, so its
+        end's form tells whether every step of it fits."""
+        return all(self._fits(item) for item in form[0])
+
+    def _fits(self, item: tuple) -> bool:
+        if item[0] == "c":
+            return self._fits(item[2])
+        _, dk, g = item
+        return dk <= self.room if g == 0 else dk < self.room
 
 
 class BlockForms:
@@ -62,16 +75,38 @@ class BlockForms:
         self._units: dict[int, tuple] = {}  # block number -> (unit key, end closure, exit bytes)
 
     def anchor(self, d: int, horizon: int) -> Anchor | None:
-        """``d`` as an `Anchor` — or None: not a counter state far from its bounds (`shift_class`),
-        or its set holds real states with edges other than its block's end closure.
+        """``d`` as an `Anchor` — or None: its set holds no counter block's states, or those of
+        several blocks or of a block that does not count, or states inside a character, or real
+        states with edges other than its block's end closure, or ``lo`` is within a token's reach.
 
-        ``horizon``: the longest token, in bytes."""
-        cls = shift_class(self.lazy, d, horizon)
-        if cls is None:
-            return None
-        (block_no, real, form, past_lo), _, count = cls
+        ``horizon``: the longest token, in bytes (a character is at least one)."""
         counters = self.lazy.counters
-        block = counters.blocks[block_no]
+        if counters is None:
+            return None
+        n_real = self.lazy.n_real
+        real: list[int] = []
+        local: list[tuple[int, int]] = []
+        block_no, block = -1, None
+        for q in self.lazy.state_set(d):
+            if q >= n_real:
+                return None
+            if q >= 0:
+                real.append(q)
+                continue
+            b, blk, loc = counters.locate(q)
+            if type(blk) is not CounterBlock or (block is not None and b != block_no):
+                return None  # a product block's liveness depends on its count itself
+            block_no, block = b, blk
+            local.append(divmod(loc, blk.m))
+        if block is None:
+            return None
+        k0, k1 = min(k for k, _ in local), max(k for k, _ in local)
+        if k0 >= block.lo:
+            past_lo = True
+        elif k1 + horizon < block.lo:
+            past_lo = False
+        else:
+            return None
         unit_key, end_set, exits = self._unit(block_no, block)
         has_end = block.end in real
         rest = set(real) - set(end_set) if has_end else set(real)
@@ -79,10 +114,12 @@ class BlockForms:
             # another branch's states beside the block: its row is not the block's alone (states
             # without edges, such as the one the block was entered from, change no transition)
             return None
+        form = tuple(sorted((k - k0, g) for k, g in local))
         # the exit bytes whether or not the set holds the end closure now: a token can finish an
         # item (an escape) and then leave
         key = (unit_key, form, past_lo, has_end, exits)
-        return Anchor(d, block_no, block, count, end_set, has_end, exits, key)
+        far = k1 + horizon < block.hi
+        return Anchor(d, block_no, block, k0, end_set, has_end, exits, key, block.hi - k0, far)
 
     def _unit(self, block_no: int, block: CounterBlock) -> tuple:
         got = self._units.get(block_no)

@@ -111,8 +111,9 @@ def counted_row(
     vocab: Vocabulary,
 ) -> tuple[np.ndarray, np.ndarray, bool] | None:
     """(tokens, end states, whether from a kept row) of counter state ``state``, unsorted: from a
-    kept first row of its unit when there is one, else walked (and kept when shareable) — or None
-    when ``state`` is not an `Anchor` (walk it as any row)."""
+    kept first row of its unit when there is one (near the block's bound, its tokens that still
+    fit), else walked (and kept when shareable: far from the bound) — or None when ``state`` is not
+    an `Anchor`, or is near its bound with nothing kept (walk it as any row)."""
     k = kernels()
     trie = k.vocabulary_preorder(vocab)
     anchor = forms.anchor(state, trie.max_depth)
@@ -122,14 +123,23 @@ def counted_row(
     has_exit, exit_trie = exit_tokens(vocab, anchor.exits)
     kept = rows.get(anchor.key)
     if kept is None or kept is False:
+        if not anchor.far:
+            return None  # a row near the bound is no other block's row: walked, not kept
         tok, end = k.walk_row(dfa, state, trie, on_demand=lazy, deadline=deadline, steps=steps)
         if kept is False:
             rows.put(anchor.key, _keep(forms, anchor, tok, end, has_exit))
         return tok, end, False
-    made = np.array([forms.make(f, anchor) for f in kept.forms], dtype=np.int32)
+    if anchor.far:
+        made = np.array([forms.make(f, anchor) for f in kept.forms], dtype=np.int32)
+        in_tok, in_end = kept.tokens, made[kept.which]
+    else:  # near the bound: the kept tokens whose ends still fit
+        made = np.array([forms.make(f, anchor) if anchor.fits(f) else -1 for f in kept.forms], dtype=np.int32)
+        in_end = made[kept.which]
+        fit = in_end >= 0
+        in_tok, in_end = kept.tokens[fit], in_end[fit]
     x_tok, x_end = exit_walk(dfa, state, exit_trie, lazy, deadline, steps)
-    tok = np.concatenate([kept.tokens, x_tok.astype(np.int32)])
-    return tok, np.concatenate([made[kept.which], x_end.astype(np.int32)]), True
+    tok = np.concatenate([in_tok, x_tok.astype(np.int32)])
+    return tok, np.concatenate([in_end, x_end.astype(np.int32)]), True
 
 
 def _keep(

@@ -101,22 +101,14 @@ class LazyDfaIndex(RowIndex):
             return super().kernel_row(state, deadline, deferred)
         horizon = kernels().vocabulary_preorder(self.vocabulary).max_depth
         cls = shift_class(self.lazy, state, horizon)
-        if cls is None:
-            return super().kernel_row(state, deadline)
+        if cls is None:  # near a bound, a short string's every row: a kept first row may fit
+            got = self._counted_row(state, deadline)
+            return got if got is not None else super().kernel_row(state, deadline)
         key, block, count = cls
         first = self._by_shift.get(key)
         if first is None:
-            got = None
-            if self.shared_blocks:
-                with self.lazy.within(deadline):
-                    got = counted_row(
-                        self.dfa, state, self.lazy, self._forms, deadline, self.steps, self.vocabulary
-                    )
-            if got is None:
-                tok, end = super().kernel_row(state, deadline)
-            else:
-                tok, end, shared = got
-                self.n_shared += shared
+            got = self._counted_row(state, deadline)
+            tok, end = got if got is not None else super().kernel_row(state, deadline)
             self._by_shift[key] = [count, tok, end, None]
             self._nbytes += tok.nbytes + end.nbytes
             return tok, end
@@ -143,6 +135,18 @@ class LazyDfaIndex(RowIndex):
             x_tok, x_end = exit_walk(self.dfa, state, exit_trie, self.lazy, deadline, self.steps)
         self.n_shifted += 1
         return _merged(tok, moved[where], x_tok, x_end)
+
+    def _counted_row(self, state: int, deadline: Deadline) -> tuple[np.ndarray, np.ndarray] | None:
+        """`counted_rows.counted_row` when ``shared_blocks``, counted in ``n_shared``."""
+        if not self.shared_blocks:
+            return None
+        with self.lazy.within(deadline):
+            got = counted_row(self.dfa, state, self.lazy, self._forms, deadline, self.steps, self.vocabulary)
+        if got is None:
+            return None
+        tok, end, shared = got
+        self.n_shared += shared
+        return tok, end
 
     def _shaped_row(self, state: int, deadline: Deadline):
         if not self.shaped_rows or self.lazy.state_set(state)[0] < 0:

@@ -88,10 +88,32 @@ def test_a_first_row_serves_another_schema(vocab, tokenizer):
     assert indexes[1].n_shared >= 1
 
 
-def test_strings_near_their_bound_are_walked(vocab, tokenizer):
-    """A string whose bound is within a token's length of its count is no anchor: walked, exact."""
-    index = fsm.compile(
-        fsm.JsonSchema({"type": "array", "items": {"type": "string", "maxLength": 6}}), vocab, cache=False
-    )
-    _walks(index, random.Random(3), n_walks=4, steps=30)
-    assert index.n_shared == 0
+# bounds of 24 characters or more (a shorter repeat is a chain of NFA states, not a counter block)
+NEAR = [
+    {"type": "array", "items": {"type": "string", "maxLength": 30}},
+    {
+        "type": "object",
+        "properties": {
+            "a": {"type": "string", "maxLength": 26},
+            "b": {"type": ["string", "null"], "maxLength": 32},
+            "c": {"type": "string", "minLength": 3, "maxLength": 40},
+        },
+        "required": ["a", "b", "c"],
+    },
+    {"type": "string", "minLength": 60, "maxLength": 100},
+]
+
+
+@pytest.mark.parametrize("exact", [False, True])
+@pytest.mark.parametrize("schema", NEAR, ids=[json.dumps(s)[:50] for s in NEAR])
+def test_strings_near_their_bound_take_the_kept_tokens_that_fit(schema, exact, vocab, tokenizer):
+    """A string whose bound is within a token's length of its count takes the kept first row of a
+    long string, less the tokens whose ends pass the bound."""
+    donor = fsm.compile(fsm.JsonSchema({"type": "string", "maxLength": 1000}), vocab, cache=False)
+    m = donor.matcher()
+    for t in tokenizer.encode('"', add_special_tokens=False):
+        m.advance(t)
+    donor.row(m.state)  # the long string's first row: kept for its unit
+    index = fsm.compile(fsm.JsonSchema(schema, exact=exact), vocab, cache=False)
+    _walks(index, random.Random(json.dumps(schema) + str(exact)), n_walks=5, steps=40)
+    assert index.n_shared > 0
