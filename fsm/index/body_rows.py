@@ -51,6 +51,7 @@ from .walk_arrays import walk_view
 WIDE = 32  # labels looping back: below this a row is narrow and its walk cheap
 RETURN_BYTES = 3  # a UTF-8 character's continuation bytes; an escape leaves (few tokens hold one)
 MAX_BODY = 64  # states in a body: past this the key costs more than a walk
+MAX_BELOW_SHARE = 8  # a shape whose exits lead to over 1/8 of the trie's nodes: rows walked
 SHAPES_KEPT = 32  # shapes per vocabulary (each ~5 bytes per token inside: 8 MB on a 49k vocabulary)
 _EXIT = -2
 
@@ -124,7 +125,9 @@ class _Shapes:
             trie.max_depth,
         )
         tok, end32, words = sorted_packed_row(tok, end.astype(np.int32), size, -1)
-        got = BodyShape(tok, end32.astype(np.int16), words.view(np.uint32), ex_s, ex_n)
+        got = BodyShape(
+            tok, end32.astype(np.int16), words.view(np.uint32), ex_s, ex_n, int(trie.size[ex_n].sum())
+        )
         with self.lock:
             self.by_key[key] = got
             while len(self.by_key) > SHAPES_KEPT:
@@ -356,6 +359,11 @@ def shaped_row(
     got = shapes.get(shape.tobytes() + bytes([len(states)]), shape, trie, vocab.size)
     if got is None:
         return None  # a shape's first sighting: the row is walked
+    if got.below > trie.n_nodes // MAX_BELOW_SHARE:
+        # most tokens leave the body (free text that may hold a match of an unanchored pattern:
+        # every hex digit leaves the loop of `[0-9a-f]{8}-...`): the walk below the exits is the
+        # whole row's walk and more (4 ms against 1)
+        return None
     tbl, rows, _ = _view(dfa, on_demand)
     bc = np.asarray(dfa.byte_class)
     exit_state = tbl[rows[states[got.exit_from]], bc[trie.label[got.exit_node]]].astype(np.int64)

@@ -27,6 +27,7 @@ class BodyShape:
     words: np.ndarray  # uint32: ``tokens``' packed bitmask
     exit_from: np.ndarray  # int64: body state (shape numbering) before the exit byte
     exit_node: np.ndarray  # int64: trie node whose byte leaves the body
+    below: int  # trie nodes at and below the exit nodes: what a row of this shape still walks
 
 
 @numba.njit(cache=True, nogil=True)
