@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import fsm
-from fsm.index import LazyDfaIndex
+from fsm.index import LazyDfaIndex, body_rows
 from fsm.index.bitmask import pack_bitmask
 from fsm.index.body_rows import body_of
 
@@ -100,10 +100,12 @@ def test_no_shape_for_narrow_states(vocab):
     assert rejected is None
 
 
-def test_a_row_left_by_many_tokens_answers_each_token(vocab, tokenizer):
+def test_a_row_left_by_many_tokens_answers_each_token(vocab, tokenizer, monkeypatch):
     """The loop of a word-count pattern's ``\\S+`` is left by every token holding a space (tens of
     thousands): those are searched in the row's array, not kept in a dict per row (400 MB over one
-    schema's instances); each token still leads where the dense row says."""
+    schema's instances); each token still leads where the dense row says. (Such a shape is walked
+    by default, `MAX_BELOW_SHARE`; allowed here, to test the rows it would make.)"""
+    monkeypatch.setattr(body_rows, "MAX_BELOW_SHARE", 1)
     schema = {"type": "string", "pattern": "^(?:\\S+\\s+){0,20}\\S+$"}  # not a counter block
     index = fsm.compile(fsm.JsonSchema(schema), vocab, cache=False)
     m = index.matcher()
