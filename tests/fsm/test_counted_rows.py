@@ -111,9 +111,9 @@ def test_strings_near_their_bound_take_the_kept_tokens_that_fit(schema, exact, v
     long string, less the tokens whose ends pass the bound."""
     donor = fsm.compile(fsm.JsonSchema({"type": "string", "maxLength": 1000}), vocab, cache=False)
     m = donor.matcher()
-    for t in tokenizer.encode('"', add_special_tokens=False):
+    for t in tokenizer.encode('"ab', add_special_tokens=False):
         m.advance(t)
-    donor.row(m.state)  # the long string's first row: kept for its unit
+        donor.row(m.state)  # the long string's first rows: kept for its unit (a set of each form)
     index = fsm.compile(fsm.JsonSchema(schema, exact=exact), vocab, cache=False)
     _walks(index, random.Random(json.dumps(schema) + str(exact)), n_walks=5, steps=40)
     assert index.n_shared > 0
