@@ -156,9 +156,13 @@ class CharacterStates:
         if s is None:
             src, b = divmod(int(self._lead_of[d]), 256)
             targets = {t for q in self._set(src) for t in self._lead_targets(q, b)}
+            if self._calls is None:  # chain states only, none with an epsilon move
+                s = tuple(sorted(targets))
+            else:
+                s = tuple(sorted(set().union(*(self._closure(t) for t in targets))))
             # not the state of its set (`_closed`): which state a set names must not depend on
             # what was read first (`counter_shift` relies on it), and ``d`` acts alike anyway
-            s = self._sets[d] = tuple(sorted(set().union(*(self._closure(t) for t in targets))))
+            self._sets[d] = s
             self._count_set()
             self.budget.charge(SET_BYTES + len(s) * SET_MEMBER_BYTES + 2 * EDGE_BYTES, "the automaton")
         return s
