@@ -19,8 +19,6 @@ Every state can reach acceptance: the NFA is trimmed before, so every non-empty 
 
 from __future__ import annotations
 
-from array import array
-
 import numpy as np
 
 from ..errors import SchemaTooComplex, UnsupportedSchema
@@ -30,7 +28,7 @@ from .byte_classes import ClassCuts
 from .byte_dfa import ByteDFA, equal_rows, merge_equal_states
 from .guard_points import GuardPoints
 from .lazy_views import LazyFlags, LazyTable
-from .ranges import disjoint, overlay
+from .ranges import disjoint, grouped, overlay
 from .spelling import spelled_to_the_end
 from .state_rows import StateRows
 from .utf8_chains import LEAD, CharacterStates, Utf8Chains
@@ -162,7 +160,7 @@ class LazyByteDFA(StateRows, GuardPoints, CharacterStates, DeadlineScope):
             self._one[q] = d
         return d
 
-    def _state_of(self, targets: frozenset) -> int:
+    def _state_of(self, targets: frozenset | set) -> int:
         if len(targets) == 1:
             (q,) = targets
             return self._state_of_one(q)
@@ -212,20 +210,21 @@ class LazyByteDFA(StateRows, GuardPoints, CharacterStates, DeadlineScope):
         # sorted (else not `disjoint`: `overlay` sorts them)
         ev = self._byte_edges(s[0]) if len(s) == 1 else self._edges_of(s)
         if len(ev) > 1 and not disjoint(ev):  # states of the set share bytes: cut where they overlap
-            ev = [(x, y, LEAD if LEAD in ts else ts) for x, y, ts in overlay(ev)]
-        r = self._new_row(d)
-        cells, base, columns, one = self._cells, r * self.n_classes, self._cuts.columns, self._one
+            ev = grouped(ev) or list(overlay(ev))
+        one, out = self._one, []
         for x, y, t in ev:
-            if t == LEAD:  # a lead byte (every target is: a set is all inside a character or none)
-                tgt = self._inside(d, x)  # its target inside the character, made when read
-            elif t.__class__ is int:
+            if t.__class__ is not int:  # several targets (every one `LEAD` on a lead byte: a set is
+                # all inside a character or none)
+                tgt = self._inside(d, x) if LEAD in t else self._state_of(t)
+            elif t == LEAD:  # a lead byte: its target inside the character, made when read
+                tgt = self._inside(d, x)
+            else:
                 tgt = one.get(t)
                 if tgt is None:
                     tgt = self._state_of_one(t)
-            else:
-                tgt = self._state_of(t)
-            a, b = columns(x, y)
-            cells[base + a : base + b] = array("i", (tgt,)) * (b - a)
+            out.append((x, y, tgt))
+        base = self._new_row(d) * self.n_classes  # may grow the table: its cells' view after
+        self._cuts.write_row(self._cells, base, out)
         self._expanded[d] = True
 
     def _edges_of(self, s: tuple[int, ...]) -> list[tuple[int, int, int]]:

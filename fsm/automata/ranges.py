@@ -126,6 +126,34 @@ def disjoint(edges: list[tuple[int, int, int]]) -> bool:
     return True
 
 
+def grouped(edges: list[tuple[int, int, int]]) -> list[tuple[int, int, int | set[int]]] | None:
+    """Sorted ``(lo, hi, target)`` edges whose ranges are equal or disjoint, one piece per range: its
+    target, or its targets as a set when they differ; None when ranges overlap otherwise (`overlay`
+    cuts those). The rows of a set of NFA states mostly repeat ranges (a lead byte range of every
+    string state in it): one pass, where `overlay` sorts the bounds and sweeps them.
+
+    >>> grouped([(0, 5, 1), (0, 5, 2), (6, 9, 1), (6, 9, 1)])
+    [(0, 5, {1, 2}), (6, 9, 1)]
+    >>> grouped([(0, 5, 1), (3, 9, 2)]) is None
+    True
+    """
+    out: list[tuple[int, int, int | set[int]]] = []
+    plo = phi = -1
+    for lo, hi, t in edges:
+        if lo > phi:
+            out.append((lo, hi, t))
+            plo, phi = lo, hi
+        elif lo == plo and hi == phi:
+            x = out[-1][2]
+            if isinstance(x, set):
+                x.add(t)
+            elif x != t:
+                out[-1] = (lo, hi, {x, t})
+        else:
+            return None
+    return out
+
+
 def overlay(edges: list[tuple[int, int, int]]) -> Iterator[tuple[int, int, frozenset[int]]]:
     """Cut overlapping ``(lo, hi, target)`` edges into disjoint ranges, each with the targets covering it.
 

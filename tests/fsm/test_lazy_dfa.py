@@ -1,12 +1,19 @@
-"""The lazy byte DFA's expansions (`fsm.automata.lazy_dfa`): whatever shortcut an expansion takes,
-each state's row is the one its NFA state set gives, and the language is the automaton's."""
+"""The lazy byte DFA's expansions (`fsm.automata.lazy_dfa`): whatever shortcut an expansion takes
+(a row copied from a state of the same set, ranges grouped instead of overlaid, a row written piece
+by piece over byte classes), each state's row is the one its NFA state set gives."""
 
 from __future__ import annotations
 
 import random
 import re
+from array import array
+from itertools import pairwise
+
+import pytest
 
 from fsm.automata import LazyByteDFA, cls, lit, node_nfa, rep, seq
+from fsm.automata.byte_classes import ClassCuts
+from fsm.automata.ranges import grouped, overlay
 
 LOOP = rep(cls((0x20, 0x21), (0x23, 0xFFFF)), 0, None)  # a string's characters, most of them multi-byte
 
@@ -49,3 +56,28 @@ def test_edges_of_a_state_out_of_order_keep_the_language():
         assert lazy.accepts(text.encode()), text
     for text in ("c", "ab", "è", ""):
         assert not lazy.accepts(text.encode()), text
+
+
+def test_a_row_writes_each_piece_over_its_classes_and_refuses_a_split_class():
+    cuts = ClassCuts.of_edges([[(0x61, 0x7A, 1)], [(0x30, 0x39, 0)]])
+    row = array("i", [-1] * cuts.n_classes)
+    cuts.write_row(memoryview(row), 0, [(0x30, 0x39, 7), (0x61, 0x7A, 8)])
+    by_byte = [row[c] for c in cuts.byte_class.tolist()]
+    assert by_byte == [7 if 0x30 <= b <= 0x39 else 8 if 0x61 <= b <= 0x7A else -1 for b in range(256)]
+    with pytest.raises(AssertionError, match="splits a byte class"):
+        cuts.write_row(memoryview(row), 0, [(0x61, 0x62, 9)])
+
+
+def test_grouped_pieces_are_the_overlay_of_equal_or_disjoint_ranges():
+    rng = random.Random(5)
+    for _ in range(500):
+        spans = sorted({(lo, lo + rng.randint(0, 3)) for lo in rng.sample(range(0, 40, 4), 4)})
+        edges = sorted((lo, hi, rng.randint(0, 3)) for lo, hi in spans for _ in range(rng.randint(1, 3)))
+        if rng.random() < 0.3:  # a range overlapping another partly: left to the overlay
+            edges = sorted([*edges, (edges[0][0] + 1, edges[-1][1], 9)])
+        got = grouped(edges)
+        want = [(lo, hi, set(ts)) for lo, hi, ts in overlay(edges)]
+        if got is None:
+            assert any(a[1] >= b[0] and a[:2] != b[:2] for a, b in pairwise(edges)), edges
+        else:
+            assert [(lo, hi, t if isinstance(t, set) else {t}) for lo, hi, t in got] == want, edges
