@@ -131,16 +131,18 @@ class LazyByteDFA(StateRows, GuardPoints, CharacterStates, DeadlineScope):
     def _closure(self, q: int) -> tuple[int, ...]:
         r = self._closures.get(q)
         if r is None:
-            if self._calls is None and 0 <= q < self._n_real and not self._eps[q]:
-                return (q,)  # most states: no epsilon move (and two calls less)
-            eps_of = self._eps_of
+            # a real state's own epsilon moves read in place: two calls less per state closed
+            eps, n_real, plain = self._eps, self._n_real, self._calls is None
+            if plain and 0 <= q < n_real and not eps[q]:
+                return (q,)  # most states: no epsilon move
+            eps_of = self._own_eps if plain else self._eps_of
             if not eps_of(q):
                 return (q,)
             seen = {q}
             stack = [q]
             while stack:
                 x = stack.pop()
-                for y in eps_of(x):
+                for y in eps[x] if plain and 0 <= x < n_real else eps_of(x):
                     if y not in seen:
                         seen.add(y)
                         stack.append(y)
@@ -231,13 +233,13 @@ class LazyByteDFA(StateRows, GuardPoints, CharacterStates, DeadlineScope):
         """The byte edges of every NFA state of set ``s``, sorted."""
         if len(s) > 64:  # a big subset: one expansion alone takes a while
             self.budget.deadline.check(_WHAT)
-        ev = []
+        ev: list[tuple[int, int, int]] = []
+        btrans, n_real = self._btrans, self._n_real
         for i, q in enumerate(s):
             if i & 4095 == 4095:  # a subset of many thousand states (an enum of 50,000 values)
                 self.budget.deadline.check(_WHAT)
-            edges = self._byte_edges(q)
-            if edges:
-                ev.extend(edges)
+            edges = btrans[q] if 0 <= q < n_real else None  # derived already: no call
+            ev.extend(edges if edges is not None else self._byte_edges(q))
         ev.sort()
         return ev
 
