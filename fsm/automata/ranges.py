@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 MAX_CODEPOINT = 0x10FFFF
 SURROGATES = (0xD800, 0xDFFF)
+MAX_BYTE_OR_POINT = MAX_CODEPOINT + 1  # past every range `overlay` cuts (code points or bytes)
 
 Ranges = tuple[tuple[int, int], ...]
 
@@ -166,13 +167,17 @@ def overlay(edges: list[tuple[int, int, int]]) -> Iterator[tuple[int, int, froze
     edges = sorted(edges)
     bounds = sorted({e[0] for e in edges} | {e[1] + 1 for e in edges})
     active: list[tuple[int, int]] = []  # (hi, target) of the edges begun so far
-    j = 0
+    first_end = MAX_BYTE_OR_POINT  # the least hi of those: none ends before it
+    j, n = 0, len(edges)
     for b in range(len(bounds) - 1):
         x = bounds[b]
-        while j < len(edges) and edges[j][0] == x:
-            active.append((edges[j][1], edges[j][2]))
-            j += 1
-        if active:
+        if first_end < x:  # some edge ended: filtering the active ones at every bound was quadratic
             active = [a for a in active if a[0] >= x]
+            first_end = min(a[0] for a in active) if active else MAX_BYTE_OR_POINT
+        while j < n and edges[j][0] == x:
+            hi = edges[j][1]
+            active.append((hi, edges[j][2]))
+            first_end = min(first_end, hi)
+            j += 1
         if active:
             yield x, bounds[b + 1] - 1, frozenset(t for _, t in active)
