@@ -81,3 +81,20 @@ def test_grouped_pieces_are_the_overlay_of_equal_or_disjoint_ranges():
             assert any(a[1] >= b[0] and a[:2] != b[:2] for a, b in pairwise(edges)), edges
         else:
             assert [(lo, hi, t if isinstance(t, set) else {t}) for lo, hi, t in got] == want, edges
+
+
+def test_overlay_gives_each_point_the_edges_covering_it():
+    """`overlay` filters the edges begun only past the first one's end: every point still gets
+    exactly the targets of the edges over it, pieces disjoint and in order."""
+    rng = random.Random(11)
+    for _ in range(400):
+        edges = [
+            (lo, lo + rng.randint(0, 12), rng.randint(0, 5))
+            for lo in rng.choices(range(40), k=rng.randint(1, 9))
+        ]
+        pieces = list(overlay(edges))
+        assert all(a[1] < b[0] for a, b in pairwise(pieces))
+        for x in range(60):
+            want = {t for lo, hi, t in edges if lo <= x <= hi}
+            got = [ts for lo, hi, ts in pieces if lo <= x <= hi]
+            assert (got[0] if got else set()) == want and len(got) <= 1, (edges, x)
