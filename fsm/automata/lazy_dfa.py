@@ -254,11 +254,15 @@ class LazyByteDFA(StateRows, GuardPoints, CharacterStates, DeadlineScope):
                     self._active = self._active and not started
             return
         r = np.asarray(rows).ravel()
-        todo = r[~self._expanded[r]]
-        if len(todo):
+        if len(r) <= 8:  # most calls: a walk's start, a round of a few states (a mask costs ~3 µs)
+            flags = self._expanded
+            todo = [d for d in r.tolist() if not flags[d]]
+        else:
+            todo = r[~self._expanded[r]].tolist()
+        if todo:
             started = self._begin()
             try:
-                for d in sorted(set(todo.tolist())):  # a few states: np.unique costs ~10 µs
+                for d in sorted(set(todo)):  # a few states: np.unique costs ~10 µs
                     self.expand(d)
             finally:
                 self._active = self._active and not started

@@ -47,6 +47,14 @@ def _lead_edges(lo: int, hi: int) -> tuple[tuple[int, int, int], ...]:
     return tuple((seq[0][0], seq[0][1], LEAD) for seq in utf8_sequences(lo, hi))
 
 
+@lru_cache(maxsize=65536)
+def _after_lead(lo: int, hi: int, b: int) -> tuple[tuple, ...]:
+    """The continuation byte ranges after lead byte ``b`` of characters ``lo..hi`` (>= 0x80), one
+    per sequence it leads: a state inside a character is made from every edge of its source's
+    states, and the same few ranges (a string's characters) come back from schema to schema."""
+    return tuple(seq[1:] for seq in utf8_sequences(lo, hi) if seq[0][0] <= b <= seq[0][1])
+
+
 class Utf8Chains:
     """The chain states of a character NFA of ``n_real`` states: ids from ``n_real`` up."""
 
@@ -113,9 +121,8 @@ class Utf8Chains:
         out = []
         for lo, hi, t in char_edges:
             if hi >= 0x80:
-                for seq in utf8_sequences(max(lo, 0x80), hi):
-                    if seq[0][0] <= b <= seq[0][1]:
-                        out.append(self.state(seq[1:], t))
+                for rest in _after_lead(max(lo, 0x80), hi, b):
+                    out.append(self.state(rest, t))
         return out
 
 
