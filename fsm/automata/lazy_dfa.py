@@ -201,13 +201,12 @@ class LazyByteDFA(StateRows, GuardPoints, CharacterStates, DeadlineScope):
             return
         self.budget.tick(self._made, _WHAT)
         s = self._sets[d] or self._set(d)
-        if s and s[0] >= self._n_real and self._calls is None:  # inside a character: sets repeat
+        inside = bool(s) and s[0] >= self._n_real and self._calls is None
+        if inside:  # inside a character: sets repeat
             e = self._chain_rows.get(s)
             if e is not None:
                 self._copy_row(d, e)
                 return
-            self._chain_rows[s] = d
-            self.budget.charge(EDGE_BYTES, _WHAT)
         # most sets are one NFA state (a string's loop, a chain state): its edges, nearly always
         # sorted (else not `disjoint`: `overlay` sorts them)
         ev = self._byte_edges(s[0]) if len(s) == 1 else self._edges_of(s)
@@ -228,6 +227,9 @@ class LazyByteDFA(StateRows, GuardPoints, CharacterStates, DeadlineScope):
         base = self._new_row(d) * self.n_classes  # may grow the table: its cells' view after
         self._cuts.write_row(self._cells, base, out)
         self._expanded[d] = True
+        if inside:  # once its row is whole (a budget may stop an expansion half way)
+            self._chain_rows[s] = d
+            self.budget.charge(EDGE_BYTES, _WHAT)
 
     def _edges_of(self, s: tuple[int, ...]) -> list[tuple[int, int, int]]:
         """The byte edges of every NFA state of set ``s``, sorted."""
