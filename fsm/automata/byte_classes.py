@@ -18,6 +18,7 @@ an edge the reading missed fails loudly instead of writing a whole class.
 
 from __future__ import annotations
 
+from array import array
 from functools import lru_cache
 
 import numpy as np
@@ -42,8 +43,8 @@ class ClassCuts:
         self.cuts = cuts  # cuts[b]: a class begins at byte b (b = 256: past the last)
         self.byte_class = (np.cumsum(cuts[:256]) - 1).astype(np.int32)
         self.n_classes = int(self.byte_class[-1]) + 1
-        # as lists: `columns` runs once per edge of every expansion, and a numpy scalar read costs
-        # several times a list's
+        # as lists: `write_row` reads them once per edge of every expansion, and a numpy scalar read
+        # costs several times a list's
         self._cut_list = cuts.tolist()
         self._class_list = self.byte_class.tolist()
 
@@ -66,10 +67,23 @@ class ClassCuts:
                 cuts[a] = cuts[b + 1] = True
         return cls(cuts)
 
-    def columns(self, lo: int, hi: int) -> tuple[int, int]:
-        """The classes ``lo..hi`` covers (``[first, last + 1)``); bytes ``lo..hi`` must be whole
-        classes, else AssertionError: an edge the NFA's reading missed would write a whole class."""
-        cuts = self._cut_list
-        if not (cuts[lo] and cuts[hi + 1]):
-            raise AssertionError(f"byte range {lo:#x}..{hi:#x} splits a byte class of the lazy DFA")
-        return self._class_list[lo], self._class_list[hi] + 1
+    def write_row(self, cells: memoryview, base: int, pieces) -> None:
+        """Write the targets of byte ranges ``pieces`` ``(lo, hi, target)`` into a row of classes:
+        ``cells[base + class]`` (a flat int32 view of a table). Every range must be whole classes,
+        else AssertionError: an edge the NFA's reading missed would write a whole class.
+
+        >>> from fsm.automata import cls as chars, node_nfa
+        >>> cuts = ClassCuts.of_edges(node_nfa(chars((48, 57)))[0])
+        >>> row = array("i", [-1] * cuts.n_classes); cuts.write_row(memoryview(row), 0, [(48, 57, 1)])
+        >>> row.tolist()
+        [-1, -1, -1, -1, 1, -1, -1, -1]
+        """
+        cuts, first = self._cut_list, self._class_list
+        for lo, hi, t in pieces:
+            if not (cuts[lo] and cuts[hi + 1]):
+                raise AssertionError(f"byte range {lo:#x}..{hi:#x} splits a byte class of the lazy DFA")
+            a, b = first[lo], first[hi] + 1
+            if b - a == 1:  # most pieces of a row of keys: a cell, ~0.1 µs where a slice costs ~0.4
+                cells[base + a] = t
+            else:
+                cells[base + a : base + b] = array("i", (t,)) * (b - a)

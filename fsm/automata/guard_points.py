@@ -23,10 +23,26 @@ class GuardPoints:
     _sets: list[tuple[int, ...]]
     _final: int
     _calls: object
+    _table: np.ndarray
+    _row_of: np.ndarray
+    _expanded: np.ndarray
 
     def _closure(self, q: int) -> tuple[int, ...]: ...
     def _closed(self, s: tuple[int, ...]) -> int: ...
     def _byte_edges(self, q: int) -> tuple: ...
+    def _new_row(self, d: int) -> int: ...
+    def expand(self, d: int) -> None: ...
+
+    def _expand_guarded(self, d: int) -> None:
+        """The row of guarded state ``d``: that of every check failed; both sides expanded."""
+        fail = self.resolve(d, lambda check: False)
+        for x in (fail, int(self._galt[d])):
+            if x >= 0:
+                self.expand(x)
+        r = self._new_row(d)
+        if fail >= 0:
+            self._table[r] = self._table[self._row_of[fail]]
+        self._expanded[d] = True
 
     def _point(self, q: int) -> tuple[Callable[[bytes], bool], int] | None:
         """(check, the state after it) when NFA state ``q`` is a guard point, else None."""

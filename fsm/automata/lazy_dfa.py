@@ -28,14 +28,15 @@ from .byte_classes import ClassCuts
 from .byte_dfa import ByteDFA, equal_rows, merge_equal_states
 from .guard_points import GuardPoints
 from .lazy_views import LazyFlags, LazyTable
-from .ranges import disjoint, overlay
+from .ranges import disjoint, grouped, overlay
 from .spelling import spelled_to_the_end
+from .state_rows import StateRows
 from .utf8_chains import LEAD, CharacterStates, Utf8Chains
 
 _WHAT = "the automaton"
 
 
-class LazyByteDFA(GuardPoints, CharacterStates, DeadlineScope):
+class LazyByteDFA(StateRows, GuardPoints, CharacterStates, DeadlineScope):
     """Subset construction over a byte NFA, one state at a time."""
 
     def __init__(
@@ -62,6 +63,7 @@ class LazyByteDFA(GuardPoints, CharacterStates, DeadlineScope):
         self._vbtrans: dict[int, tuple[tuple[int, int, int], ...]] = {}  # of configurations
         # Byte edges are derived per NFA state on first use; states inside a character number on.
         self._char_trans = trans
+        self._n_real = len(trans)
         self._btrans: list[tuple[tuple[int, int, int], ...] | None] = [None] * len(trans)
         self._eps = eps
         self._chains = Utf8Chains(len(trans), lambda n: self.budget.charge(n, _WHAT))
@@ -79,25 +81,13 @@ class LazyByteDFA(GuardPoints, CharacterStates, DeadlineScope):
         self._ids: dict[tuple[int, ...], int] = {}
         self._raw: dict[tuple[int, ...], int] = {}  # target sets of two states or more
         self._one: dict[int, int] = {}  # single target states
-        self._sets: list[tuple[int, ...] | None] = []  # None: inside a character, not made yet
-        self._made = 0  # states whose set is made
-        cap = 64
-        # Rows for expanded states only (``_row_of``: a state's row, -1 before): most states made are
-        # never expanded (a walk makes every token's end, a lead byte's target per state expanded),
-        # and their rows were most of a big walk's memory (467 MB of 0.9M states, 87k expanded).
-        self._table = np.full((cap, self.n_classes), -1, dtype=np.int32)
-        self._n_rows = 0
-        self._row_of = np.full(cap, -1, dtype=np.int32)
-        self._accepting = np.zeros(cap, dtype=bool)
-        self._expanded = np.zeros(cap, dtype=bool)
-        # Guard points (`language.Guard`): a state whose set holds one is *guarded*; its row is the
-        # row with every check failed, ``_galt`` the state with every check passed (the row walk
-        # defers a byte where the two differ), ``_gdead`` whether nothing is left when all fail.
-        self._points = counters.guards if counters is not None else {}
-        self._galt = np.full(cap, -1, dtype=np.int32)
-        self._gdead = np.zeros(cap, dtype=bool)
-        # the state a target inside a character comes from and its lead byte (source << 8 | byte)
-        self._lead_of = np.full(cap, -1, dtype=np.int64)
+        # A set of states inside a character -> a state with it expanded: the target of a lead
+        # byte is a state of its own (`_inside`), so the same set is expanded under several states
+        # (most lead bytes' of a loop inside a string and of the state before it; ~half of those
+        # expanded repeat one), and its row holds no lead byte's target of its own to tell them apart.
+        self._chain_rows: dict[tuple[int, ...], int] = {}
+        self._init_rows()  # per state: its set, flags, row (`state_rows`)
+        self._points = counters.guards if counters is not None else {}  # guard points (`guard_points`)
         self.initial = self._state_of_one(start)
 
     def _byte_edges(self, q: int) -> tuple[tuple[int, int, int], ...]:
@@ -110,7 +100,7 @@ class LazyByteDFA(GuardPoints, CharacterStates, DeadlineScope):
                     (lo, hi, t if t == LEAD else conf(t, sid)) for lo, hi, t in self._byte_edges(inner)
                 )
             return out
-        if q >= len(self._char_trans):  # inside a character
+        if q >= self._n_real:  # inside a character: one edge
             return self._chains.edges(q)
         if q < 0:  # a block's state: in the set of one state or a few, kept it held 157 MB of o21076
             return Utf8Chains.byte_edges(self._counters.edges(q))
@@ -122,7 +112,7 @@ class LazyByteDFA(GuardPoints, CharacterStates, DeadlineScope):
         return out
 
     def _own_eps(self, q: int):
-        if q >= len(self._char_trans):
+        if q >= self._n_real:
             return ()  # inside a character
         return self._eps[q] if q >= 0 else self._counters.eps(q)
 
@@ -141,14 +131,18 @@ class LazyByteDFA(GuardPoints, CharacterStates, DeadlineScope):
     def _closure(self, q: int) -> tuple[int, ...]:
         r = self._closures.get(q)
         if r is None:
-            eps_of = self._eps_of
+            # a real state's own epsilon moves read in place: two calls less per state closed
+            eps, n_real, plain = self._eps, self._n_real, self._calls is None
+            if plain and 0 <= q < n_real and not eps[q]:
+                return (q,)  # most states: no epsilon move
+            eps_of = self._own_eps if plain else self._eps_of
             if not eps_of(q):
                 return (q,)
             seen = {q}
             stack = [q]
             while stack:
                 x = stack.pop()
-                for y in eps_of(x):
+                for y in eps[x] if plain and 0 <= x < n_real else eps_of(x):
                     if y not in seen:
                         seen.add(y)
                         stack.append(y)
@@ -168,7 +162,7 @@ class LazyByteDFA(GuardPoints, CharacterStates, DeadlineScope):
             self._one[q] = d
         return d
 
-    def _state_of(self, targets: frozenset) -> int:
+    def _state_of(self, targets: frozenset | set) -> int:
         if len(targets) == 1:
             (q,) = targets
             return self._state_of_one(q)
@@ -182,28 +176,6 @@ class LazyByteDFA(GuardPoints, CharacterStates, DeadlineScope):
         self._raw[raw] = d
         return d
 
-    def _new(self, s: tuple[int, ...] | None) -> int:
-        """A new state of set ``s`` (None: inside a character, see `_inside`), table rows grown."""
-        d = len(self._sets)
-        if s is not None:
-            self._count_set()
-        self._sets.append(s)
-        if d >= len(self._accepting):
-            self._grow()
-        return d
-
-    def _count_set(self) -> None:
-        """One more state with its set made: what ``max_states`` counts (a state inside a character
-        not read yet holds no set, a few bytes of arrays, counted in ``max_memory``)."""
-        self._made += 1
-        if self._made > self.limits.max_states:
-            raise SchemaTooComplex(
-                f"JSON schema automaton: over {self.limits.max_states:,} states; simplify the schema "
-                "or raise Limits.max_states",
-                budget="max_states",
-                limit=self.limits.max_states,
-            )
-
     def _closed(self, s: tuple[int, ...]) -> int:
         """The DFA state of the epsilon-closed set ``s`` (sorted), made if new."""
         d = self._ids.get(s)
@@ -212,77 +184,66 @@ class LazyByteDFA(GuardPoints, CharacterStates, DeadlineScope):
             # the closed set, its slot in the ids dict and in the sets list
             self.budget.charge(SET_BYTES + len(s) * SET_MEMBER_BYTES + 2 * EDGE_BYTES, _WHAT)
             self._ids[s] = d
-            self._accepting[d] = self._final in s
+            if self._final in s:  # the arrays start all False: a numpy write is ~0.2 µs a state
+                self._accepting[d] = True
             if self._points and any(self._point(q) is not None for q in s):
                 alt = self._closed(self._resolved(s, lambda check: True))  # may grow: index after
                 self._galt[d] = alt
                 self._gdead[d] = not self._productive(self._resolved(s, lambda check: False))
         return d
 
-    def _grow(self) -> None:
-        cap = len(self._accepting) * 3 // 2
-        # per state: accepting, expanded, guard (4 + 1), lead (8) and row (4) slots
-        self.budget.charge((cap - len(self._accepting)) * 19, _WHAT)
-        self._row_of = np.concatenate([self._row_of, np.full(cap - len(self._row_of), -1, dtype=np.int32)])
-        self._accepting = np.concatenate([self._accepting, np.zeros(cap - len(self._accepting), dtype=bool)])
-        self._expanded = np.concatenate([self._expanded, np.zeros(cap - len(self._expanded), dtype=bool)])
-        self._galt = np.concatenate([self._galt, np.full(cap - len(self._galt), -1, dtype=np.int32)])
-        self._gdead = np.concatenate([self._gdead, np.zeros(cap - len(self._gdead), dtype=bool)])
-        self._lead_of = np.concatenate([self._lead_of, np.full(cap - len(self._lead_of), -1, dtype=np.int64)])
-
-    def _new_row(self, d: int) -> int:
-        """A row of the table for state ``d`` (all -1), the table grown if full."""
-        r = self._n_rows
-        if r >= len(self._table):
-            cap = len(self._table) * 3 // 2  # not twice: the last growth's spare rows are most of it
-            self.budget.charge((cap - len(self._table)) * self.n_classes * 4, _WHAT)
-            table = np.full((cap, self.n_classes), -1, dtype=np.int32)
-            table[:r] = self._table
-            self._table = table
-        self._n_rows = r + 1
-        self._row_of[d] = r
-        return r
-
     def expand(self, d: int) -> None:
         """Compute the transition row of DFA state ``d``."""
         if self._expanded[d]:
             return
-        if self._galt[d] >= 0:  # guarded: the row of every check failed; both sides expanded
-            fail = self.resolve(d, lambda check: False)
-            for x in (fail, int(self._galt[d])):
-                if x >= 0:
-                    self.expand(x)
-            r = self._new_row(d)
-            if fail >= 0:
-                self._table[r] = self._table[self._row_of[fail]]
-            self._expanded[d] = True
+        if self._points and self._galt[d] >= 0:
+            self._expand_guarded(d)
             return
         self.budget.tick(self._made, _WHAT)
-        s = self._set(d)
+        s = self._sets[d] or self._set(d)
+        inside = bool(s) and s[0] >= self._n_real and self._calls is None
+        if inside:  # inside a character: sets repeat
+            e = self._chain_rows.get(s)
+            if e is not None:
+                self._copy_row(d, e)
+                return
+        # most sets are one NFA state (a string's loop, a chain state): its edges, nearly always
+        # sorted (else not `disjoint`: `overlay` sorts them)
+        ev = self._byte_edges(s[0]) if len(s) == 1 else self._edges_of(s)
+        if len(ev) > 1 and not disjoint(ev):  # states of the set share bytes: cut where they overlap
+            ev = grouped(ev) or list(overlay(ev))
+        one, out = self._one, []
+        for x, y, t in ev:
+            if t.__class__ is not int:  # several targets (every one `LEAD` on a lead byte: a set is
+                # all inside a character or none)
+                tgt = self._inside(d, x) if LEAD in t else self._state_of(t)
+            elif t == LEAD:  # a lead byte: its target inside the character, made when read
+                tgt = self._inside(d, x)
+            else:
+                tgt = one.get(t)
+                if tgt is None:
+                    tgt = self._state_of_one(t)
+            out.append((x, y, tgt))
+        base = self._new_row(d) * self.n_classes  # may grow the table: its cells' view after
+        self._cuts.write_row(self._cells, base, out)
+        self._expanded[d] = True
+        if inside:  # once its row is whole (a budget may stop an expansion half way)
+            self._chain_rows[s] = d
+            self.budget.charge(EDGE_BYTES, _WHAT)
+
+    def _edges_of(self, s: tuple[int, ...]) -> list[tuple[int, int, int]]:
+        """The byte edges of every NFA state of set ``s``, sorted."""
         if len(s) > 64:  # a big subset: one expansion alone takes a while
             self.budget.deadline.check(_WHAT)
-        ev = []
+        ev: list[tuple[int, int, int]] = []
+        btrans, n_real = self._btrans, self._n_real
         for i, q in enumerate(s):
             if i & 4095 == 4095:  # a subset of many thousand states (an enum of 50,000 values)
                 self.budget.deadline.check(_WHAT)
-            edges = self._byte_edges(q)
-            if edges:
-                ev.extend(edges)
+            edges = btrans[q] if 0 <= q < n_real else None  # derived already: no call
+            ev.extend(edges if edges is not None else self._byte_edges(q))
         ev.sort()
-        # most rows: each byte goes to one NFA state, no overlay to cut
-        disjoint_ev = len(ev) == 1 or disjoint(ev)
-        pieces = ((lo, hi, (t,)) for lo, hi, t in ev) if disjoint_ev else overlay(ev)
-        r = self._new_row(d)
-        for x, y, targets in pieces:
-            if LEAD in targets:  # a lead byte: every target is (a set is all inside a character or none)
-                tgt = self._inside(d, x)
-            elif len(targets) == 1:
-                tgt = self._state_of_one(next(iter(targets)))
-            else:
-                tgt = self._state_of(targets)
-            a, b = self._cuts.columns(x, y)
-            self._table[r, a:b] = tgt
-        self._expanded[d] = True
+        return ev
 
     def ensure(self, rows) -> None:
         """Expand every state in ``rows`` (an int or an array of ints)."""
@@ -295,11 +256,15 @@ class LazyByteDFA(GuardPoints, CharacterStates, DeadlineScope):
                     self._active = self._active and not started
             return
         r = np.asarray(rows).ravel()
-        todo = r[~self._expanded[r]]
-        if len(todo):
+        if len(r) <= 8:  # most calls: a walk's start, a round of a few states (a mask costs ~3 µs)
+            flags = self._expanded
+            todo = [d for d in r.tolist() if not flags[d]]
+        else:
+            todo = r[~self._expanded[r]].tolist()
+        if todo:
             started = self._begin()
             try:
-                for d in sorted(set(todo.tolist())):  # a few states: np.unique costs ~10 µs
+                for d in sorted(set(todo)):  # a few states: np.unique costs ~10 µs
                     self.expand(d)
             finally:
                 self._active = self._active and not started
@@ -337,10 +302,6 @@ class LazyByteDFA(GuardPoints, CharacterStates, DeadlineScope):
         if deadline is not None:
             self.budget.deadline = deadline
 
-    @property
-    def n_states(self) -> int:
-        return len(self._sets)
-
     # -- states as NFA state sets (what `counter_shift` relates across counts) -----------------------
     @property
     def counters(self):
@@ -369,17 +330,6 @@ class LazyByteDFA(GuardPoints, CharacterStates, DeadlineScope):
         """The DFA state of the epsilon-closed, sorted NFA state set ``s`` (made, not expanded, if new)."""
         return self._closed(s)
 
-    @property
-    def table_buffer(self) -> np.ndarray:
-        """The transition rows of the states expanded so far (see `ensure`), in a buffer with spare
-        capacity: state ``d``'s is row ``row_index[d]``."""
-        return self._table
-
-    @property
-    def row_index(self) -> np.ndarray:
-        """Each state's row in `table_buffer` (-1: not expanded; a buffer like `expanded_flags`)."""
-        return self._row_of
-
     def step(self, d: int, byte: int) -> int:
         """The state byte ``byte`` takes state ``d`` to (expanded first), -1 when none.
 
@@ -390,16 +340,6 @@ class LazyByteDFA(GuardPoints, CharacterStates, DeadlineScope):
         """
         self.ensure(d)
         return int(self._table[self._row_of[d], self.byte_class[byte]])
-
-    @property
-    def expanded_flags(self) -> np.ndarray:
-        """Whether each state's transition row is made (a buffer with spare capacity, per state)."""
-        return self._expanded
-
-    @property
-    def accepting_flags(self) -> np.ndarray:
-        """Whether each state made so far accepts (known as soon as the state exists)."""
-        return self._accepting[: self.n_states]
 
     def spellable(self, single_bytes: np.ndarray) -> bool:
         """True when from every state an accepting path of single-byte tokens exists

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 MAX_CODEPOINT = 0x10FFFF
 SURROGATES = (0xD800, 0xDFFF)
+MAX_BYTE_OR_POINT = MAX_CODEPOINT + 1  # past every range `overlay` cuts (code points or bytes)
 
 Ranges = tuple[tuple[int, int], ...]
 
@@ -126,6 +127,34 @@ def disjoint(edges: list[tuple[int, int, int]]) -> bool:
     return True
 
 
+def grouped(edges: list[tuple[int, int, int]]) -> list[tuple[int, int, int | set[int]]] | None:
+    """Sorted ``(lo, hi, target)`` edges whose ranges are equal or disjoint, one piece per range: its
+    target, or its targets as a set when they differ; None when ranges overlap otherwise (`overlay`
+    cuts those). The rows of a set of NFA states mostly repeat ranges (a lead byte range of every
+    string state in it): one pass, where `overlay` sorts the bounds and sweeps them.
+
+    >>> grouped([(0, 5, 1), (0, 5, 2), (6, 9, 1), (6, 9, 1)])
+    [(0, 5, {1, 2}), (6, 9, 1)]
+    >>> grouped([(0, 5, 1), (3, 9, 2)]) is None
+    True
+    """
+    out: list[tuple[int, int, int | set[int]]] = []
+    plo = phi = -1
+    for lo, hi, t in edges:
+        if lo > phi:
+            out.append((lo, hi, t))
+            plo, phi = lo, hi
+        elif lo == plo and hi == phi:
+            x = out[-1][2]
+            if isinstance(x, set):
+                x.add(t)
+            elif x != t:
+                out[-1] = (lo, hi, {x, t})
+        else:
+            return None
+    return out
+
+
 def overlay(edges: list[tuple[int, int, int]]) -> Iterator[tuple[int, int, frozenset[int]]]:
     """Cut overlapping ``(lo, hi, target)`` edges into disjoint ranges, each with the targets covering it.
 
@@ -138,13 +167,17 @@ def overlay(edges: list[tuple[int, int, int]]) -> Iterator[tuple[int, int, froze
     edges = sorted(edges)
     bounds = sorted({e[0] for e in edges} | {e[1] + 1 for e in edges})
     active: list[tuple[int, int]] = []  # (hi, target) of the edges begun so far
-    j = 0
+    first_end = MAX_BYTE_OR_POINT  # the least hi of those: none ends before it
+    j, n = 0, len(edges)
     for b in range(len(bounds) - 1):
         x = bounds[b]
-        while j < len(edges) and edges[j][0] == x:
-            active.append((edges[j][1], edges[j][2]))
-            j += 1
-        if active:
+        if first_end < x:  # some edge ended: filtering the active ones at every bound was quadratic
             active = [a for a in active if a[0] >= x]
+            first_end = min(a[0] for a in active) if active else MAX_BYTE_OR_POINT
+        while j < n and edges[j][0] == x:
+            hi = edges[j][1]
+            active.append((hi, edges[j][2]))
+            first_end = min(first_end, hi)
+            j += 1
         if active:
             yield x, bounds[b + 1] - 1, frozenset(t for _, t in active)

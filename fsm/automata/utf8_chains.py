@@ -47,6 +47,14 @@ def _lead_edges(lo: int, hi: int) -> tuple[tuple[int, int, int], ...]:
     return tuple((seq[0][0], seq[0][1], LEAD) for seq in utf8_sequences(lo, hi))
 
 
+@lru_cache(maxsize=65536)
+def _after_lead(lo: int, hi: int, b: int) -> tuple[tuple, ...]:
+    """The continuation byte ranges after lead byte ``b`` of characters ``lo..hi`` (>= 0x80), one
+    per sequence it leads: a state inside a character is made from every edge of its source's
+    states, and the same few ranges (a string's characters) come back from schema to schema."""
+    return tuple(seq[1:] for seq in utf8_sequences(lo, hi) if seq[0][0] <= b <= seq[0][1])
+
+
 class Utf8Chains:
     """The chain states of a character NFA of ``n_real`` states: ids from ``n_real`` up."""
 
@@ -113,9 +121,8 @@ class Utf8Chains:
         out = []
         for lo, hi, t in char_edges:
             if hi >= 0x80:
-                for seq in utf8_sequences(max(lo, 0x80), hi):
-                    if seq[0][0] <= b <= seq[0][1]:
-                        out.append(self.state(seq[1:], t))
+                for rest in _after_lead(max(lo, 0x80), hi, b):
+                    out.append(self.state(rest, t))
         return out
 
 
@@ -156,9 +163,13 @@ class CharacterStates:
         if s is None:
             src, b = divmod(int(self._lead_of[d]), 256)
             targets = {t for q in self._set(src) for t in self._lead_targets(q, b)}
+            if self._calls is None:  # chain states only, none with an epsilon move
+                s = tuple(sorted(targets))
+            else:
+                s = tuple(sorted(set().union(*(self._closure(t) for t in targets))))
             # not the state of its set (`_closed`): which state a set names must not depend on
             # what was read first (`counter_shift` relies on it), and ``d`` acts alike anyway
-            s = self._sets[d] = tuple(sorted(set().union(*(self._closure(t) for t in targets))))
+            self._sets[d] = s
             self._count_set()
             self.budget.charge(SET_BYTES + len(s) * SET_MEMBER_BYTES + 2 * EDGE_BYTES, "the automaton")
         return s

@@ -1,0 +1,100 @@
+"""The lazy byte DFA's expansions (`fsm.automata.lazy_dfa`): whatever shortcut an expansion takes
+(a row copied from a state of the same set, ranges grouped instead of overlaid, a row written piece
+by piece over byte classes), each state's row is the one its NFA state set gives."""
+
+from __future__ import annotations
+
+import random
+import re
+from array import array
+from itertools import pairwise
+
+import pytest
+
+from fsm.automata import LazyByteDFA, cls, lit, node_nfa, rep, seq
+from fsm.automata.byte_classes import ClassCuts
+from fsm.automata.ranges import grouped, overlay
+
+LOOP = rep(cls((0x20, 0x21), (0x23, 0xFFFF)), 0, None)  # a string's characters, most of them multi-byte
+
+
+def _row(lazy: LazyByteDFA, d: int) -> list[int]:
+    return [lazy.step(d, b) for b in range(256)]
+
+
+def test_states_inside_a_character_with_one_set_have_one_row():
+    """A lead byte's target inside a character is a state of its own (made before its set), so the
+    set of ``[80-BF]`` then the loop is the state of C2..DF and, after E0 A0, another: expanded once,
+    its row serves both (the second copies it), and each is still its set's row."""
+    lazy = LazyByteDFA(*node_nfa(seq(lit('"'), LOOP, lit('"'))))
+    s = lazy.step(lazy.initial, ord('"'))
+    two = lazy.step(s, 0xC3)  # a two-byte character: one continuation byte left
+    three = lazy.step(lazy.step(s, 0xE0), 0xA0)  # a three-byte one, after its second byte
+    assert two != three and lazy.state_set(two) == lazy.state_set(three)
+    assert _row(lazy, two) == _row(lazy, three)
+    after = lazy.step(s, ord("a"))  # where a whole character leads
+    assert _row(lazy, two)[0x80] == _row(lazy, two)[0xBF] == after and _row(lazy, two)[0x7F] == -1
+
+
+def test_a_string_of_multibyte_characters_keeps_its_language():
+    lazy = LazyByteDFA(*node_nfa(seq(lit('"'), LOOP, lit('"')))).as_byte_dfa()
+    rng = random.Random(3)
+    chars = ["a", "!", "é", "—", "\u0800", "\uffff", "漢", '"', "😀", "\x7f"]
+    for _ in range(300):
+        text = "".join(rng.choice(chars) for _ in range(rng.randint(0, 6)))
+        doc = f'"{text}"'.encode()
+        want = re.fullmatch(r'"[ !#-\uffff]*"', f'"{text}"') is not None
+        assert lazy.accepts(doc) == want, doc
+
+
+def test_edges_of_a_state_out_of_order_keep_the_language():
+    """A state's character edges need not come sorted: its byte edges then go through the overlay
+    (which sorts them), never read as disjoint as they stand."""
+    trans = [[(0x62, 0x62, 1), (0xE9, 0xE9, 1), (0x61, 0x61, 1)], []]
+    lazy = LazyByteDFA(trans, [[], []], 0, 1).as_byte_dfa()
+    for text in ("a", "b", "é"):
+        assert lazy.accepts(text.encode()), text
+    for text in ("c", "ab", "è", ""):
+        assert not lazy.accepts(text.encode()), text
+
+
+def test_a_row_writes_each_piece_over_its_classes_and_refuses_a_split_class():
+    cuts = ClassCuts.of_edges([[(0x61, 0x7A, 1)], [(0x30, 0x39, 0)]])
+    row = array("i", [-1] * cuts.n_classes)
+    cuts.write_row(memoryview(row), 0, [(0x30, 0x39, 7), (0x61, 0x7A, 8)])
+    by_byte = [row[c] for c in cuts.byte_class.tolist()]
+    assert by_byte == [7 if 0x30 <= b <= 0x39 else 8 if 0x61 <= b <= 0x7A else -1 for b in range(256)]
+    with pytest.raises(AssertionError, match="splits a byte class"):
+        cuts.write_row(memoryview(row), 0, [(0x61, 0x62, 9)])
+
+
+def test_grouped_pieces_are_the_overlay_of_equal_or_disjoint_ranges():
+    rng = random.Random(5)
+    for _ in range(500):
+        spans = sorted({(lo, lo + rng.randint(0, 3)) for lo in rng.sample(range(0, 40, 4), 4)})
+        edges = sorted((lo, hi, rng.randint(0, 3)) for lo, hi in spans for _ in range(rng.randint(1, 3)))
+        if rng.random() < 0.3:  # a range overlapping another partly: left to the overlay
+            edges = sorted([*edges, (edges[0][0] + 1, edges[-1][1], 9)])
+        got = grouped(edges)
+        want = [(lo, hi, set(ts)) for lo, hi, ts in overlay(edges)]
+        if got is None:
+            assert any(a[1] >= b[0] and a[:2] != b[:2] for a, b in pairwise(edges)), edges
+        else:
+            assert [(lo, hi, t if isinstance(t, set) else {t}) for lo, hi, t in got] == want, edges
+
+
+def test_overlay_gives_each_point_the_edges_covering_it():
+    """`overlay` filters the edges begun only past the first one's end: every point still gets
+    exactly the targets of the edges over it, pieces disjoint and in order."""
+    rng = random.Random(11)
+    for _ in range(400):
+        edges = [
+            (lo, lo + rng.randint(0, 12), rng.randint(0, 5))
+            for lo in rng.choices(range(40), k=rng.randint(1, 9))
+        ]
+        pieces = list(overlay(edges))
+        assert all(a[1] < b[0] for a, b in pairwise(pieces))
+        for x in range(60):
+            want = {t for lo, hi, t in edges if lo <= x <= hi}
+            got = [ts for lo, hi, ts in pieces if lo <= x <= hi]
+            assert (got[0] if got else set()) == want and len(got) <= 1, (edges, x)
