@@ -168,7 +168,7 @@ def _uniform_chain(
 
 @numba.njit(cache=True, nogil=True)
 def _chain_to_expand(
-    table, rows, byte_class, n_labels, s, steps, masks, known, chars, utf8, expanded, max_depth
+    table, rows, byte_class, n_labels, s, start, done, steps, masks, known, chars, utf8, expanded, max_depth
 ):  # pragma: no cover - compiled
     """The first state along ``s``'s chain of wide uniform steps (32 labels or more) or of
     literal steps (one live label) that is not expanded yet — a chain state, or a state inside a multi-byte character read from ``s``
@@ -176,14 +176,18 @@ def _chain_to_expand(
     what a walk from ``s`` would otherwise expand one round at a time, or never (characters no
     token spells). Expanding the characters of every chain state pays on a vocabulary of many
     multi-byte tokens and costs more than it saves on one of mostly ASCII tokens (the walk checks
-    them when their states happen to be expanded)."""
-    c = s
-    for _ in range(max_depth):
+    them when their states happen to be expanded).
+
+    Returns (that state, the chain state to resume from once it is expanded, the steps taken to
+    it): a caller resumes at ``start`` after ``done`` steps, so a literal of n bytes costs n steps
+    in all, not n each time."""
+    c = start
+    for i in range(done, max_depth):
         u = _step_of(table, rows, byte_class, n_labels, c, steps, masks, known, expanded)
         if u == -2:
-            return c
+            return c, c, i
         if u < 0:
-            return -1
+            return -1, c, i
         wide = 0
         for w in range(4):
             x = masks[c, w]
@@ -195,18 +199,18 @@ def _chain_to_expand(
             # rather than by a round of the walk per byte (a round's Python costs ~10 µs)
             u = _sole_step(table, rows, byte_class, n_labels, c)
             if u < 0 or u == c:
-                return -1
+                return -1, c, i
             c = u
             continue
         if (utf8 == 2 or (utf8 == 1 and c == s)) and (chars[c] == 0 or chars[c] == 3):
             got = char_step(table, rows, byte_class, c, u, expanded)
             if got < 0:
-                return -2 - got
+                return -2 - got, c, i
             chars[c] = 1 if got == 1 else 2
         if u == c:
-            return -1
+            return -1, c, i
         c = u
-    return -1
+    return -1, c, max_depth
 
 
 class Steps:
