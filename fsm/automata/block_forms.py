@@ -31,6 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .blocks import CounterBlock
+from .counter_shift import lo_side
 from .lazy_dfa import LazyByteDFA
 
 # an item of a form: ("v", count offset, unit state) or ("c", bytes still to read, inner item)
@@ -101,11 +102,8 @@ class BlockForms:
         if block is None:
             return None
         k0, k1 = min(k for k, _ in local), max(k for k, _ in local)
-        if k0 >= block.lo:
-            past_lo = True
-        elif k1 + horizon < block.lo:
-            past_lo = False
-        else:
+        past_lo = lo_side(block, k0, k1, horizon)
+        if past_lo is None:
             return None
         unit_key, end_set, exits = self._unit(block_no, block)
         has_end = block.end in real

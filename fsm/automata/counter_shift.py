@@ -40,13 +40,26 @@ def shift_class(lazy: LazyByteDFA, d: int, horizon: int) -> tuple[tuple, int, in
     form, block, k0, k1 = parts
     if k1 + horizon >= block.hi:
         return None
-    if k0 >= block.lo:
-        past_lo = True
-    elif k1 + horizon < block.lo:
-        past_lo = False
-    else:
+    past_lo = lo_side(block, k0, k1, horizon)
+    if past_lo is None:
         return None
     return (*form, past_lo), form[0], k0
+
+
+def lo_side(block: CounterBlock, k0: int, k1: int, horizon: int) -> bool | None:
+    """Whether counts ``k0..k1``, and up to ``horizon`` more, are all past the block's ``lo`` (True)
+    or all short of it (False); None when ``lo`` is within reach (the block may end on the way).
+
+    >>> from fsm.automata.char_dfa import CharDFA
+    >>> b = CounterBlock(CharDFA([[(97, 97, 1)], []], [False, True]), 10, 500, 0)
+    >>> lo_side(b, 12, 12, 8), lo_side(b, 0, 1, 8), lo_side(b, 5, 5, 8)
+    (True, False, None)
+    """
+    if k0 >= block.lo:
+        return True
+    if k1 + horizon < block.lo:
+        return False
+    return None
 
 
 def _parts(lazy: LazyByteDFA, d: int) -> tuple[tuple, CounterBlock | None, int, int] | None:
