@@ -66,6 +66,11 @@ class NFA:
             self._count(n)
         return n - 1
 
+    def made(self, n: int) -> None:
+        """Count the states up to ``n`` made at once (a template's, see `new`)."""
+        if n - self._charged >= 256:
+            self._count(n)
+
     def _count(self, n: int) -> None:
         """Count the states made since the last count (time, ``max_states``, ``max_memory``)."""
         self.budget.tick(n, "JSON schema automaton")
