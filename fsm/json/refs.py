@@ -272,6 +272,25 @@ class Expansion:
         finally:
             self._keys.pop()
 
+    @property
+    def depth(self) -> int:
+        """How many keys the stack holds (for `truncate`)."""
+        return len(self._keys)
+
+    def push(self, key: str) -> None:
+        """``key`` on the stack until the stack is truncated below it.
+
+        >>> stack = Expansion(); mark = stack.depth; stack.push("urn:x#/a"); "urn:x#/a" in stack
+        True
+        >>> stack.truncate(mark); "urn:x#/a" in stack
+        False
+        """
+        self._keys.append(key)
+
+    def truncate(self, depth: int) -> None:
+        """Drop the keys pushed since the stack held ``depth``."""
+        del self._keys[depth:]
+
 
 VALUE_KEYWORDS = frozenset(("enum", "const", "default", "examples"))  # values, not schemas: never rewritten
 
