@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import random
 
 import fsm
-from fsm.automata import node_nfa
+from fsm.automata import Alt, Cls, Enc, Lit, Members, Rep, Seq, node_nfa
+from fsm.automata.budget import Budget
+from fsm.automata.liveness import live_states
+from fsm.automata.nfa import NFA
 from fsm.testing import accepts
 
 # a word-count pattern: its DFA has a state per word and gap, and the string's JSON escapes
@@ -36,3 +40,52 @@ def test_escapes_of_an_embedded_dfa_decode_exactly():
     # 61 words: one too many, escaped gaps counted like raw ones
     assert not accepts(index, json.dumps("\t".join(["w"] * 61)))
     assert accepts(index, json.dumps("\t".join(["w"] * 60)))
+
+
+def _random_tree(rng: random.Random, depth: int):
+    """A tree of the plain constructions, with empty languages and unmeetable counts now and then."""
+    kind = rng.randrange(7 if depth > 0 else 2)
+    if kind == 0:
+        return Lit(rng.choice(["a", "bc", '"', "\x01"]))
+    if kind == 1:
+        return Cls(rng.choice([((97, 99),), ((0, 0x10FFFF),), ()]))
+    kids = [_random_tree(rng, depth - 1) for _ in range(rng.randrange(0, 3))]
+    if kind == 2:
+        return Seq(tuple(kids))
+    if kind == 3:
+        return Alt(tuple(kids))
+    if kind == 4:
+        lo = rng.randrange(3)
+        return Rep(_random_tree(rng, depth - 1), lo, rng.choice([None, lo, lo + 2, lo + 30]))
+    if kind == 5:
+        items = tuple((k, rng.randrange(2), rng.choice([None, 1, 2])) for k in kids)
+        return Members(items, Lit(","), rng.randrange(3), rng.choice([None, 0, 1, 2]))
+    return Enc(_random_tree(rng, depth - 1), rng.random() < 0.5)
+
+
+def test_an_nfa_said_to_have_no_dead_state_has_none():
+    # `NFA.trim` skips its liveness pass when no construction flagged `maybe_dead`
+    rng = random.Random(5)
+    skipped = 0
+    for _ in range(400):
+        for counters in (False, True):
+            nfa = NFA(Budget(fsm.Limits()), counters=counters)
+            start = nfa.new()
+            final = nfa.build(_random_tree(rng, 4), start)
+            entries = nfa.counters.entries if nfa.counters is not None else ()
+            live = live_states(nfa.trans, nfa.eps, final, entries)
+            if not nfa.maybe_dead:
+                skipped += 1
+                assert all(live)
+                assert nfa.trim(final) == live
+    assert skipped > 100  # the check ran
+
+
+def test_unmeetable_member_counts_are_flagged_and_trimmed():
+    # three optional members, at least four present: no way out of the members at all
+    tree = Seq((Lit("{"), Members(tuple((Lit(c), 0, 1) for c in "abc"), Lit(","), 4, None), Lit("}")))
+    nfa = NFA(Budget(fsm.Limits()), counters=True)
+    start = nfa.new()
+    final = nfa.build(tree, start)
+    assert nfa.maybe_dead
+    assert not nfa.trim(final)[start]
