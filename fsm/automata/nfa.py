@@ -21,6 +21,7 @@ from .any_value import AnyValueBlock, scalar_nodes
 from .blocks import CounterBlock, Counters, ProductBlock
 from .budget import NFA_STATE_BYTES, Budget
 from .char_dfa import EMPTY_DFA, MEMO, CharDFA, Edge, auto_dfa, determinize, minus_words, product, trim_dfa
+from .class_repeats import class_copies
 from .escapes import add_any_escape, encoded_char, escape_split, splice_escapes
 from .language import Alt, And, AnyJson, Auto, Cls, Enc, Guard, Lit, Members, Minus, Node, Ref, Rep, Seq, Val
 from .lengths import min_length
@@ -189,6 +190,15 @@ class NFA:
             e = self._counter(node, s, enc, full)
             if e is not None:
                 return e
+        plain = not enc and self.counters is None and self.calls is None and min_length(node.item) > 0
+        item = node.item
+        if (
+            node.hi is not None
+            and isinstance(item, Cls)
+            and item.ranges
+            and not (enc and escape_split(item.ranges)[1])
+        ):
+            return class_copies(self, item.ranges, s, node.lo, node.hi, plain)
         copies = [(s, s, s)]  # (first state, last + 1, end) of the last required copy and the others
         for _ in range(node.lo):
             n0, s = len(self.trans), self.build(node.item, s, enc, full)
@@ -198,10 +208,9 @@ class NFA:
             self.eps[s].append(m)
             self._cls_to(node.item.ranges, enc, full, m, m)
             return m
-        # a nullable item's copies pass into each other by epsilon: an earlier copy's state in a
-        # subset then stands for nothing of its own, and dropping a later one lost words
-        # ((?:a*){0,3} rejected "a"); copies of items that read a character are recorded only
-        plain = not enc and self.counters is None and self.calls is None and min_length(node.item) > 0
+        # (plain: a nullable item's copies pass into each other by epsilon: an earlier copy's state
+        # in a subset then stands for nothing of its own, and dropping a later one lost words
+        # ((?:a*){0,3} rejected "a"); copies of items that read a character are recorded only)
         if node.hi is None:
             m = self.new()  # a fresh loop head, so no loop runs back into a shared state
             self.eps[s].append(m)

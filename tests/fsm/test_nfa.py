@@ -89,3 +89,18 @@ def test_unmeetable_member_counts_are_flagged_and_trimmed():
     final = nfa.build(tree, start)
     assert nfa.maybe_dead
     assert not nfa.trim(final)[start]
+
+
+def test_class_repeats_made_at_once_are_the_copy_by_copy_states():
+    # a one-item sequence takes `_rep`'s copy-by-copy path; a bare class takes `class_copies`
+    for counters in (False, True):
+        for lo in range(4):
+            for hi in (lo, lo + 1, lo + 2, lo + 5, lo + 23):
+                for prefix in ((), (Lit("ab"),)):
+                    built = []
+                    for item in (Cls(((48, 57), (97, 97))), Seq((Cls(((48, 57), (97, 97))),))):
+                        nfa = NFA(Budget(fsm.Limits()), counters=counters)
+                        start = nfa.new()
+                        end = nfa.build(Seq((*prefix, Rep(item, lo, hi), Lit("z"))), start)
+                        built.append((nfa.trans, nfa.eps, end, nfa.copies))
+                    assert built[0] == built[1], (counters, lo, hi, prefix)
