@@ -14,6 +14,7 @@ True
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 
 from ..limits import DEFAULT_LIMITS
@@ -33,6 +34,9 @@ from .remainders import Multiples, NeedsLazyDfa, RemainderBlock, Remainders, ref
 _COUNTER_MIN = 24  # a counted repeat with at least this many optional copies becomes a counter block
 _UNIT_MAX = 64  # ... when its item is a DFA of at most this many states
 _PRODUCT_MAX = 4_000_000  # states of a lazy length product (its liveness table is this many int32)
+
+
+_MUST_ESCAPE = re.compile('[\\x00-\\x1f"\\\\]')  # what JSON writes escaped in a string, as a class
 
 
 class NotRegular(Exception):
@@ -163,7 +167,7 @@ class NFA:
         """``text`` from ``s`` (characters JSON must escape as their escapes when ``enc``)."""
         if not text:
             return s
-        if enc and any(c < " " or c in '"\\' for c in text):
+        if enc and _MUST_ESCAPE.search(text):
             for ch in text:
                 c = ord(ch)
                 if c < 0x20 or ch in '"\\':
@@ -176,10 +180,11 @@ class NFA:
         # a chain of fresh states, allocated at once
         n0 = len(self.trans)
         k = len(text)
-        self.trans.extend([(ord(ch), ord(ch), n0 + i + 1)] for i, ch in enumerate(text[1:]))
+        codes = list(map(ord, text))
+        self.trans.extend([[(c, c, t)] for c, t in zip(codes[1:], range(n0 + 1, n0 + k), strict=True)])
         self.trans.append([])
-        self.eps.extend([] for _ in range(k))
-        self.trans[s].append((ord(text[0]), ord(text[0]), n0))
+        self.eps.extend([[] for _ in range(k)])
+        self.trans[s].append((codes[0], codes[0], n0))
         if n0 + k - self._charged >= 256:
             self._count(n0 + k)
         return n0 + k - 1
