@@ -205,7 +205,7 @@ def seq(*items: Node) -> Node:
     """
     out: list[Node] = []
     for it in items:
-        if it == NEVER:
+        if it.__class__ is Alt and not it.items:  # it == NEVER, without two generated __eq__ calls
             return NEVER
         if isinstance(it, Seq):
             out.extend(it.items)
@@ -258,7 +258,7 @@ def opt(item: Node) -> Node:
     >>> opt(lit("a"))
     Alt(items=(Seq(items=()), Lit(text='a')))
     """
-    return alt(EMPTY, item) if item != NEVER else EMPTY
+    return EMPTY if item.__class__ is Alt and not item.items else alt(EMPTY, item)
 
 
 def rep(item: Node, lo: int, hi: int | None) -> Node:
@@ -269,9 +269,9 @@ def rep(item: Node, lo: int, hi: int | None) -> Node:
     """
     if hi is not None and hi < lo:
         return NEVER
-    if item == NEVER:
+    if item.__class__ is Alt and not item.items:  # NEVER
         return EMPTY if lo == 0 else NEVER
-    if item == EMPTY or hi == 0:
+    if (item.__class__ is Seq and not item.items) or hi == 0:  # EMPTY
         return EMPTY
     if lo == 1 and hi == 1:
         return item

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from fsm.automata import Alt, alt, cls, lit, rep, seq
+from fsm.automata import EMPTY, NEVER, Alt, Seq, alt, cls, lit, opt, rep, seq
 
 
 def _reference_alt(*items):
@@ -35,3 +35,12 @@ def test_alt_drops_exactly_the_equal_repeats_in_order():
         assert got == want and type(got) is type(want), items
         if isinstance(want, Alt):
             assert got.items == want.items
+
+
+def test_the_empty_language_and_string_are_recognized_by_value_not_identity():
+    never, empty = Alt(()), Seq(())  # equal to NEVER and EMPTY, not the same objects
+    assert seq(lit("a"), never, lit("b")) == NEVER
+    assert rep(never, 0, 3) == EMPTY and rep(never, 1, 3) == NEVER
+    assert rep(empty, 2, 5) == EMPTY and opt(never) == EMPTY
+    assert opt(lit("a")) == Alt((EMPTY, lit("a")))
+    assert seq(lit("a"), empty, lit("b")) == lit("ab")
