@@ -308,12 +308,15 @@ def static_dynamic_refs(schema: Any) -> Any:
     {'$ref': '#n'}
     """
     counts: dict[str, int] = {}
+    refs = [0]  # $dynamicRefs met: none, and the schema is returned as it is (not copied)
 
     def count(x: Any) -> None:
         if isinstance(x, dict):
             name = x.get("$dynamicAnchor")
             if isinstance(name, str):
                 counts[name] = counts.get(name, 0) + 1
+            if "$dynamicRef" in x:
+                refs[0] += 1
             for k, v in x.items():
                 if k not in VALUE_KEYWORDS:
                     count(v)
@@ -335,4 +338,4 @@ def static_dynamic_refs(schema: Any) -> Any:
         return out
 
     count(schema)
-    return rewrite(schema)
+    return rewrite(schema) if refs[0] else schema
