@@ -23,6 +23,9 @@ def class_copies(nfa, ranges: Ranges, s: int, lo: int, hi: int, plain: bool) -> 
     trans, eps, k = nfa.trans, nfa.eps, hi - lo
     n0 = len(trans)
     end = n0 + lo  # required copies n0 .. end - 1, then the end, then the optional ones
+    # counted before they are made: a budget (max_states, max_memory, the deadline) refuses a
+    # ``maxLength: 10**9`` here, where copy by copy refused it after its first thousand states
+    nfa.made(end + k + 1)
 
     def to(t: int) -> list:
         return [(a, b, t) for a, b in ranges]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import random
 
+import pytest
+
 import fsm
 from fsm.automata import Alt, Cls, Enc, Lit, Members, Rep, Seq, node_nfa
 from fsm.automata.budget import Budget
@@ -104,3 +106,12 @@ def test_class_repeats_made_at_once_are_the_copy_by_copy_states():
                         end = nfa.build(Seq((*prefix, Rep(item, lo, hi), Lit("z"))), start)
                         built.append((nfa.trans, nfa.eps, end, nfa.copies))
                     assert built[0] == built[1], (counters, lo, hi, prefix)
+
+
+def test_a_huge_class_repeat_is_refused_before_its_states_are_made():
+    # a plain NFA (no counter blocks) of [ab]{0,10**9}: refused by max_states up front
+    nfa = NFA(Budget(fsm.Limits(max_states=10_000)))
+    start = nfa.new()
+    with pytest.raises(fsm.SpecTooComplex):
+        nfa.build(Rep(Cls(((97, 98),)), 0, 10**9), start)
+    assert len(nfa.trans) < 10_000
