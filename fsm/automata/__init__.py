@@ -20,7 +20,9 @@ Modules, bottom layer first (each imports only modules listed above it):
   still finish; `spelling`: whether single-byte tokens finish from every state; `byte_classes`:
   the lazy DFA's columns; `utf8_chains`: the states inside a UTF-8 character (made when read);
   `lazy_dfa`: the lazily determinized byte DFA.
-- `nfa`: the Thompson NFA of a tree, and small character DFAs through it (`small_dfa`).
+- `class_repeats`: counted copies of a character class, made at once;
+  `members`: the NFA of a `Members` node (an object's properties, any subset in order, counted);
+  `nfa`: the Thompson NFA of a tree, and small character DFAs through it (`small_dfa`).
 - `build`: a tree's automaton under limits (`node_nfa`, `trimmed_nfa`, `node_to_dfa`).
 - `eliminate`: character DFA -> plain tree (state elimination); `regex_text`: tree -> regex text.
 - `shared`: values a tree holds in several places as rules (equal subtrees made one first).

@@ -20,7 +20,7 @@ Every state can finish (close its open brackets), so the block never leads into 
 
 from __future__ import annotations
 
-from .blocks import LocalStates
+from .blocks import LocalStates, dfa_ranges
 from .language import Cls, Enc, Node, alt, lit, rep, seq
 from .numbers import Bounds, number_node
 from .ranges import ANY_CHAR
@@ -130,8 +130,7 @@ class AnyValueBlock:
 
     def all_edges(self):
         """Every edge range the block can take (for spellability checks)."""
-        for dfa in (self.scalar, self.key):
-            for row in dfa.edges:
-                yield from row
+        yield from dfa_ranges(self.scalar)
+        yield from dfa_ranges(self.key)
         for ch in "[]{},:" + ("" if self.indent is None else " \n"):
             yield (ord(ch), ord(ch), 0)

@@ -135,42 +135,55 @@ def escape_trie() -> tuple[list[dict[int, int]], dict[int, int]]:
     return children, leaf
 
 
+def _any_escape_rows() -> list[list[tuple[int, int, int]]]:
+    """The rows of `add_any_escape`'s 14 states, targets numbered from 0 (-1: the end state)."""
+    rows: list[list[tuple[int, int, int]]] = [[] for _ in range(14)]
+    esc, u1, u2, u2d, u3, u4, h2, h3, h4, bs, bu, l1, l2, l3 = range(14)
+    e = -1
+    rows[esc].extend((c, c, e) for c in b'"/\\bfnrt')
+    rows[esc].append((0x75, 0x75, u1))
+    rows[u1].extend((a, b, u2) for a, b in HEX_NOT_D)
+    rows[u1].extend(((0x44, 0x44, u2d), (0x64, 0x64, u2d)))
+    rows[u2].extend((a, b, u3) for a, b in HEX)
+    rows[u2d].append((0x30, 0x37, u3))
+    rows[u3].extend((a, b, u4) for a, b in HEX)
+    rows[u4].extend((a, b, e) for a, b in HEX)
+    # a surrogate pair: \uD800-\uDBFF then \uDC00-\uDFFF
+    rows[u2d].extend(((0x38, 0x39, h2), (0x41, 0x42, h2), (0x61, 0x62, h2)))
+    rows[h2].extend((a, b, h3) for a, b in HEX)
+    rows[h3].extend((a, b, h4) for a, b in HEX)
+    rows[h4].append((0x5C, 0x5C, bs))
+    rows[bs].append((0x75, 0x75, bu))
+    rows[bu].extend(((0x44, 0x44, l1), (0x64, 0x64, l1)))
+    rows[l1].extend(((0x43, 0x46, l2), (0x63, 0x66, l2)))
+    rows[l2].extend((a, b, l3) for a, b in HEX)
+    rows[l3].extend((a, b, e) for a, b in HEX)
+    return rows
+
+
+_ANY_ESCAPE = _any_escape_rows()
+
+
 def add_any_escape(nfa, s: int, e: int) -> None:
-    """Add to ``nfa`` (``new()`` and ``trans``) the edges from ``s`` to ``e`` of every escape a JSON
-    string admits: a short escape, ``\\u`` and four hex digits that are not a surrogate, or a
-    surrogate pair (one astral character).
+    """Add to ``nfa`` (``new()`` or ``made()``, ``trans``, ``eps``) the edges from ``s`` to ``e`` of
+    every escape a JSON string admits: a short escape, ``\\u`` and four hex digits that are not a
+    surrogate, or a surrogate pair (one astral character).
+
+    Every free string has this fragment: its 14 states are made at once from a template (state by
+    state, they were a tenth of a small schema's compile).
 
     >>> from types import SimpleNamespace
-    >>> trans = [[], []]
-    >>> def new():
-    ...     trans.append([])
-    ...     return len(trans) - 1
-    >>> add_any_escape(SimpleNamespace(new=new, trans=trans), 0, 1)
+    >>> trans, eps = [[], []], [[], []]
+    >>> add_any_escape(SimpleNamespace(trans=trans, eps=eps, made=lambda n: None), 0, 1)
     >>> len(trans), trans[0]
     (16, [(92, 92, 2)])
     """
-    new, trans = nfa.new, nfa.trans
-    esc, u1, u2, u2d, u3, u4 = (new() for _ in range(6))
-    trans[s].append((0x5C, 0x5C, esc))
-    trans[esc].extend((c, c, e) for c in b'"/\\bfnrt')
-    trans[esc].append((0x75, 0x75, u1))
-    trans[u1].extend((a, b, u2) for a, b in HEX_NOT_D)
-    trans[u1].extend(((0x44, 0x44, u2d), (0x64, 0x64, u2d)))
-    trans[u2].extend((a, b, u3) for a, b in HEX)
-    trans[u2d].append((0x30, 0x37, u3))
-    trans[u3].extend((a, b, u4) for a, b in HEX)
-    trans[u4].extend((a, b, e) for a, b in HEX)
-    # a surrogate pair: \uD800-\uDBFF then \uDC00-\uDFFF
-    h2, h3, h4, bs, bu, l1, l2, l3 = (new() for _ in range(8))
-    trans[u2d].extend(((0x38, 0x39, h2), (0x41, 0x42, h2), (0x61, 0x62, h2)))
-    trans[h2].extend((a, b, h3) for a, b in HEX)
-    trans[h3].extend((a, b, h4) for a, b in HEX)
-    trans[h4].append((0x5C, 0x5C, bs))
-    trans[bs].append((0x75, 0x75, bu))
-    trans[bu].extend(((0x44, 0x44, l1), (0x64, 0x64, l1)))
-    trans[l1].extend(((0x43, 0x46, l2), (0x63, 0x66, l2)))
-    trans[l2].extend((a, b, l3) for a, b in HEX)
-    trans[l3].extend((a, b, e) for a, b in HEX)
+    trans = nfa.trans
+    n0 = len(trans)
+    trans.extend([(a, b, e if t < 0 else n0 + t) for a, b, t in row] for row in _ANY_ESCAPE)
+    nfa.eps.extend([] for _ in _ANY_ESCAPE)
+    nfa.made(len(trans))
+    trans[s].append((0x5C, 0x5C, n0))
 
 
 @lru_cache(maxsize=1024)

@@ -12,6 +12,7 @@ Seq(items=(Lit(text='a'), Rep(item=Cls(ranges=((48, 57),)), lo=1, hi=3)))
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -204,7 +205,7 @@ def seq(*items: Node) -> Node:
     """
     out: list[Node] = []
     for it in items:
-        if it == NEVER:
+        if it.__class__ is Alt and not it.items:  # it == NEVER, without two generated __eq__ calls
             return NEVER
         if isinstance(it, Seq):
             out.extend(it.items)
@@ -225,15 +226,30 @@ def alt(*items: Node) -> Node:
     >>> alt(lit("a"), alt(lit("b"), lit("a")))
     Alt(items=(Lit(text='a'), Lit(text='b')))
     """
-    out: list[Node] = []
-    seen = set()
+    flat: list[Node] = []
     for it in items:
-        parts = it.items if isinstance(it, Alt) else (it,)
-        for p in parts:
-            if p not in seen:
-                seen.add(p)
-                out.append(p)
-    return out[0] if len(out) == 1 else Alt(tuple(out))
+        if isinstance(it, Alt):
+            flat.extend(it.items)
+        else:
+            flat.append(it)
+    if len(flat) == 2:
+        # Only nodes of one class can be equal: nodes of two classes are kept unhashed (a first
+        # hash walks the whole subtree: an object's body beside its "{}")
+        if type(flat[0]) is type(flat[1]) and flat[0] == flat[1]:
+            del flat[1]
+    elif len(flat) > 2:
+        kinds = Counter(map(type, flat))
+        if len(kinds) < len(flat):
+            out: list[Node] = []
+            seen = set()
+            for p in flat:
+                if kinds[type(p)] == 1:
+                    out.append(p)
+                elif p not in seen:
+                    seen.add(p)
+                    out.append(p)
+            flat = out
+    return flat[0] if len(flat) == 1 else Alt(tuple(flat))
 
 
 def opt(item: Node) -> Node:
@@ -242,7 +258,7 @@ def opt(item: Node) -> Node:
     >>> opt(lit("a"))
     Alt(items=(Seq(items=()), Lit(text='a')))
     """
-    return alt(EMPTY, item) if item != NEVER else EMPTY
+    return EMPTY if item.__class__ is Alt and not item.items else alt(EMPTY, item)
 
 
 def rep(item: Node, lo: int, hi: int | None) -> Node:
@@ -253,9 +269,9 @@ def rep(item: Node, lo: int, hi: int | None) -> Node:
     """
     if hi is not None and hi < lo:
         return NEVER
-    if item == NEVER:
+    if item.__class__ is Alt and not item.items:  # NEVER
         return EMPTY if lo == 0 else NEVER
-    if item == EMPTY or hi == 0:
+    if (item.__class__ is Seq and not item.items) or hi == 0:  # EMPTY
         return EMPTY
     if lo == 1 and hi == 1:
         return item

@@ -22,24 +22,28 @@ def live_states(
     >>> live_states([[(97, 97, 1)], [], []], [[], [], []], 1)
     [True, True, False]
     """
-    n = len(trans)
-    rev = _reverse(trans, eps, entries, deadline)
-    live = [False] * n
+    return _live(_reverse(trans, eps, entries, deadline), final, calls, deadline)
+
+
+def _live(rev: list[list[int]], final: int, calls, deadline: Deadline | None) -> list[bool]:
+    """`live_states` over the predecessor lists ``rev``."""
+    live = [False] * len(rev)
     seeds = [final] + (list(calls.final.values()) if calls is not None else [])
     stack = []
     for q in seeds:
         if not live[q]:
             live[q] = True
             stack.append(q)
-    if calls is not None:
-        site_of_ret = {r: (c, name) for c, (name, r) in calls.site.items()}
-        rule_of_start: dict[int, list[str]] = {}
-        for name, st in calls.start.items():
-            rule_of_start.setdefault(st, []).append(name)
-        sites_of: dict[str, list[tuple[int, int]]] = {}
-        for c, (name, r) in calls.site.items():
-            sites_of.setdefault(name, []).append((c, r))
-        finishes: set[str] = set()
+    if calls is None:
+        return _search(rev, live, stack, deadline)
+    site_of_ret = {r: (c, name) for c, (name, r) in calls.site.items()}
+    rule_of_start: dict[int, list[str]] = {}
+    for name, st in calls.start.items():
+        rule_of_start.setdefault(st, []).append(name)
+    sites_of: dict[str, list[tuple[int, int]]] = {}
+    for c, (name, r) in calls.site.items():
+        sites_of.setdefault(name, []).append((c, r))
+    finishes: set[str] = set()
     done = 0
     while stack:
         t = stack.pop()
@@ -50,8 +54,6 @@ def live_states(
             if not live[q]:
                 live[q] = True
                 stack.append(q)
-        if calls is None:
-            continue
         hit = site_of_ret.get(t)
         if hit is not None and hit[1] in finishes and not live[hit[0]]:
             live[hit[0]] = True
@@ -66,18 +68,37 @@ def live_states(
     return live
 
 
+def _search(
+    rev: list[list[int]], live: list[bool], stack: list[int], deadline: Deadline | None
+) -> list[bool]:
+    """Mark every predecessor (through ``rev``) of the states on ``stack``: the plain NFA's search,
+    kept free of the rule bookkeeping (it runs once per compile, over every edge)."""
+    pop, push = stack.pop, stack.append
+    done = 0
+    while stack:
+        for q in rev[pop()]:
+            if not live[q]:
+                live[q] = True
+                push(q)
+        done += 1
+        if done & 4095 == 0 and deadline is not None:
+            deadline.check("the automaton's live states")
+    return live
+
+
 def _reverse(trans, eps, entries, deadline: Deadline | None = None) -> list[list[int]]:
     """The predecessors of every real state (virtual targets are skipped; a block's exit has its entry)."""
     n = len(trans)
     rev: list[list[int]] = [[] for _ in range(n)]
-    for q in range(n):
-        if deadline is not None and q & 4095 == 4095:
+    for lo in range(0, n, 8192):  # the deadline per chunk: a check per state cost a tenth of the pass
+        if deadline is not None and lo:
             deadline.check("the automaton's live states")
-        for _, _, t in trans[q]:
-            rev[t].append(q)
-        for t in eps[q]:
-            if t >= 0:
-                rev[t].append(q)
+        for q in range(lo, min(n, lo + 8192)):
+            for e in trans[q]:
+                rev[e[2]].append(q)
+            for t in eps[q]:
+                if t >= 0:
+                    rev[t].append(q)
     # every state of a counter block can finish it: its entry is live when its exit is
     for entry, exit_ in entries:
         rev[exit_].append(entry)
@@ -95,18 +116,22 @@ def trim_nfa(trans, eps, final: int, entries=(), calls=None, deadline: Deadline 
     >>> trim_nfa(trans, eps, 1), trans[0]
     ([True, True, False], ((97, 97, 1),))
     """
-    live = live_states(trans, eps, final, entries, calls, deadline)
+    rev = _reverse(trans, eps, entries, deadline)
+    live = _live(rev, final, calls, deadline)
     # Edges become tuples (an empty one shared), which the garbage collector stops tracking:
     # two lists per NFA state made every full collection of a server walk ~300k of them.
-    for q in range(len(trans)):
-        if deadline is not None and q & 8191 == 8191:
-            deadline.check("trimming the automaton")
-        tr = trans[q]
-        if live[q] and tr and any(not live[t] for _, _, t in tr):
-            tr = [e for e in tr if live[e[2]]]
-        trans[q] = tuple(tr) if tr else ()
-        ep = eps[q]
-        if live[q] and ep and any(t >= 0 and not live[t] for t in ep):
-            ep = [t for t in ep if t < 0 or live[t]]
-        eps[q] = tuple(ep) if ep else ()
+    trans[:] = map(tuple, trans)
+    eps[:] = map(tuple, eps)
+    if deadline is not None:
+        deadline.check("trimming the automaton")
+    if all(live):
+        return live
+    # only a dead state's live predecessors have edges to drop (a few dozen states in thousands)
+    for d, ok in enumerate(live):
+        if ok:
+            continue
+        for q in rev[d]:
+            if live[q]:
+                trans[q] = tuple(e for e in trans[q] if live[e[2]])
+                eps[q] = tuple(t for t in eps[q] if t < 0 or live[t])
     return live

@@ -14,6 +14,7 @@ True
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 
 from ..limits import DEFAULT_LIMITS
@@ -21,16 +22,21 @@ from .any_value import AnyValueBlock, scalar_nodes
 from .blocks import CounterBlock, Counters, ProductBlock
 from .budget import NFA_STATE_BYTES, Budget
 from .char_dfa import EMPTY_DFA, MEMO, CharDFA, Edge, auto_dfa, determinize, minus_words, product, trim_dfa
+from .class_repeats import class_copies
 from .escapes import add_any_escape, encoded_char, escape_split, splice_escapes
 from .language import Alt, And, AnyJson, Auto, Cls, Enc, Guard, Lit, Members, Minus, Node, Ref, Rep, Seq, Val
 from .lengths import min_length
 from .liveness import trim_nfa
+from .members import build_members
 from .ranges import ANY_CHAR, intersect, normalize_ranges
 from .remainders import Multiples, NeedsLazyDfa, RemainderBlock, Remainders, refuse_plain
 
 _COUNTER_MIN = 24  # a counted repeat with at least this many optional copies becomes a counter block
 _UNIT_MAX = 64  # ... when its item is a DFA of at most this many states
 _PRODUCT_MAX = 4_000_000  # states of a lazy length product (its liveness table is this many int32)
+
+
+_MUST_ESCAPE = re.compile('[\\x00-\\x1f"\\\\]')  # what JSON writes escaped in a string, as a class
 
 
 class NotRegular(Exception):
@@ -56,6 +62,10 @@ class NFA:
         # the state ranges of a counted repeat's optional copies, after its entry (plain NFAs only):
         # `determinize` drops a state from a subset beside its counterpart in an earlier copy
         self.copies: list[tuple[list[tuple[int, int, int]], bool]] = []  # (copies, a loop's)
+        # Set where a construction may leave a state that cannot reach its end (an empty language
+        # somewhere, counts that cannot be met); otherwise every state can reach the end of what
+        # it was built for, so every state is live and `trim` has no liveness pass to run.
+        self.maybe_dead = False
 
     def new(self) -> int:
         """A fresh state (no edges yet); its id."""
@@ -65,6 +75,11 @@ class NFA:
         if n - self._charged >= 256:
             self._count(n)
         return n - 1
+
+    def made(self, n: int) -> None:
+        """Count the states up to ``n`` made at once (a template's, see `new`)."""
+        if n - self._charged >= 256:
+            self._count(n)
 
     def _count(self, n: int) -> None:
         """Count the states made since the last count (time, ``max_states``, ``max_memory``)."""
@@ -87,13 +102,15 @@ class NFA:
             return s
         if isinstance(node, Alt):
             e = self.new()
+            if not node.items:
+                self.maybe_dead = True
             for it in node.items:
                 self.eps[self.build(it, s, enc, full)].append(e)
             return e
         if isinstance(node, Rep):
             return self._rep(node, s, enc, full)
         if isinstance(node, Members):
-            return self._members(node, s, enc, full)
+            return build_members(self, node, s, enc, full)
         if isinstance(node, Val):
             return self.build(node.item, s, enc, full)
         if isinstance(node, Enc):
@@ -119,6 +136,7 @@ class NFA:
                 unit = small_dfa(node.item, self.budget)
                 rem = self.counters.units[node] = Remainders(unit, node.m, node.scale, node.negs)
             if not rem.live(rem.key(0)):
+                self.maybe_dead = True
                 return self.new()
             if not rem.expandable:
                 self.counters.lazy_only.add("multipleOf")
@@ -127,7 +145,9 @@ class NFA:
             if self.counters is None and node.required_by:
                 raise NotRegular(f"{node.required_by} needs a text check, which only the lazy DFA runs")
             e = self.new()  # a plain NFA leaves the branch out: nothing leads to ``e`` (see `Guard`)
-            if self.counters is not None:
+            if self.counters is None:
+                self.maybe_dead = True
+            else:
                 p = self.new()
                 self.eps[s].append(p)
                 self.counters.guard(p, node.check, e, node.required_by)
@@ -147,7 +167,7 @@ class NFA:
         """``text`` from ``s`` (characters JSON must escape as their escapes when ``enc``)."""
         if not text:
             return s
-        if enc and any(c < " " or c in '"\\' for c in text):
+        if enc and _MUST_ESCAPE.search(text):
             for ch in text:
                 c = ord(ch)
                 if c < 0x20 or ch in '"\\':
@@ -160,10 +180,11 @@ class NFA:
         # a chain of fresh states, allocated at once
         n0 = len(self.trans)
         k = len(text)
-        self.trans.extend([(ord(ch), ord(ch), n0 + i + 1)] for i, ch in enumerate(text[1:]))
+        codes = list(map(ord, text))
+        self.trans.extend([[(c, c, t)] for c, t in zip(codes[1:], range(n0 + 1, n0 + k), strict=True)])
         self.trans.append([])
-        self.eps.extend([] for _ in range(k))
-        self.trans[s].append((ord(text[0]), ord(text[0]), n0))
+        self.eps.extend([[] for _ in range(k)])
+        self.trans[s].append((codes[0], codes[0], n0))
         if n0 + k - self._charged >= 256:
             self._count(n0 + k)
         return n0 + k - 1
@@ -174,6 +195,15 @@ class NFA:
             e = self._counter(node, s, enc, full)
             if e is not None:
                 return e
+        plain = not enc and self.counters is None and self.calls is None and min_length(node.item) > 0
+        item = node.item
+        if (
+            node.hi is not None
+            and isinstance(item, Cls)
+            and item.ranges
+            and not (enc and escape_split(item.ranges)[1])
+        ):
+            return class_copies(self, item.ranges, s, node.lo, node.hi, plain)
         copies = [(s, s, s)]  # (first state, last + 1, end) of the last required copy and the others
         for _ in range(node.lo):
             n0, s = len(self.trans), self.build(node.item, s, enc, full)
@@ -183,10 +213,9 @@ class NFA:
             self.eps[s].append(m)
             self._cls_to(node.item.ranges, enc, full, m, m)
             return m
-        # a nullable item's copies pass into each other by epsilon: an earlier copy's state in a
-        # subset then stands for nothing of its own, and dropping a later one lost words
-        # ((?:a*){0,3} rejected "a"); copies of items that read a character are recorded only
-        plain = not enc and self.counters is None and self.calls is None and min_length(node.item) > 0
+        # (plain: a nullable item's copies pass into each other by epsilon: an earlier copy's state
+        # in a subset then stands for nothing of its own, and dropping a later one lost words
+        # ((?:a*){0,3} rejected "a"); copies of items that read a character are recorded only)
         if node.hi is None:
             m = self.new()  # a fresh loop head, so no loop runs back into a shared state
             self.eps[s].append(m)
@@ -286,10 +315,15 @@ class NFA:
         if shared is None:
             return None
         block = ProductBlock(shared[0], lo, hi, self.new(), shared[1], enc)
-        return self._enter(block, s) if block.live(0, 0) else block.end
+        if block.live(0, 0):
+            return self._enter(block, s)
+        self.maybe_dead = True
+        return block.end
 
     def _cls_to(self, ranges, enc: bool, full: bool, s: int, e: int) -> None:
         """Edges from ``s`` to ``e`` for one character of ``ranges`` (JSON-encoded when ``enc``)."""
+        if not ranges:
+            self.maybe_dead = True
         if not enc:
             self.trans[s].extend((a, b, e) for a, b in ranges)
             return
@@ -313,58 +347,10 @@ class NFA:
             n = self._enc_cache[key] = encoded_char(ranges, full)
         return n
 
-    def _members(self, m: Members, s: int, enc: bool, full: bool) -> int:
-        items, n = m.items, len(m.items)
-        sat = (m.max_count + 1) if m.max_count is not None else m.min_count
-        end = self.new()
-        states: dict[tuple, int] = {}
-        todo: list[tuple] = []
-
-        def state(key: tuple) -> int:
-            q = states.get(key)
-            if q is None:
-                q = states[key] = self.new()
-                todo.append(key)
-            return q
-
-        states[(0, 0, 0, False)] = s
-        todo.append((0, 0, 0, False))
-        joins: dict[tuple, tuple[int, int]] = {}
-        while todo:
-            key = todo.pop()
-            i, k, c, started = key
-            q = states[key]
-            if i == n:
-                if c >= m.min_count and (m.max_count is None or c <= m.max_count):
-                    self.eps[q].append(end)
-                continue
-            node, lo, hi = items[i]
-            if k >= lo:
-                self.eps[q].append(state((i + 1, 0, c, started)))
-            if hi is not None and k >= hi:
-                continue
-            c2 = min(c + 1, sat)
-            if m.max_count is not None and c2 > m.max_count:
-                continue
-            k2 = min(k + 1, lo) if hi is None else k + 1
-            # one copy of the item per state it leads to, entered with or without sep: keyed by
-            # (i, k, c) it was built twice for every optional member (before and after the first
-            # one), so an object nested n deep was built 2^n times
-            jkey = (i, k2, c2)
-            if jkey not in joins:
-                j = self.new()
-                after = self.build(node, j, enc, full)
-                joins[jkey] = (j, after)
-                self.eps[after].append(state((i, k2, c2, True)))
-            j = joins[jkey][0]
-            if started:
-                self.eps[self.build(m.sep, q, enc, full)].append(j)
-            else:
-                self.eps[q].append(j)
-        return end
-
     def embed(self, dfa: CharDFA, s: int, enc: bool) -> int:
-        """Splice a (trimmed) character DFA in at ``s``; return the end state."""
+        """Splice a trimmed character DFA (every state live, or `EMPTY_DFA`) in at ``s``; return the end state."""
+        if not any(dfa.accepting):
+            self.maybe_dead = True
         end = self.new()
         ids = [s] + [self.new() for _ in range(len(dfa) - 1)]
         for q, edges in enumerate(dfa.edges):
@@ -383,6 +369,12 @@ class NFA:
     # -- analysis -------------------------------------------------------------------------------
     def trim(self, final: int, calls=None) -> list[bool]:
         """Which states can reach ``final``; edges into the others are dropped (`trim_nfa`)."""
+        if calls is None and not self.maybe_dead:
+            # every state reaches the end of what it was built for (`maybe_dead`): all are live;
+            # the rows become tuples all the same (see `trim_nfa`)
+            self.trans[:] = map(tuple, self.trans)
+            self.eps[:] = map(tuple, self.eps)
+            return [True] * len(self.trans)
         entries = self.counters.entries if self.counters is not None else ()
         return trim_nfa(self.trans, self.eps, final, entries, calls, self.budget.deadline)
 

@@ -106,6 +106,9 @@ def integer_range(lo: int | None, hi: int | None, max_digits: int = MAX_INTEGER_
     >>> [d.accepts(s) for s in ("-5", "12", "13", "-0", "007")]
     [True, True, False, False, False]
     """
+    if lo is None and hi is None and max_digits >= 1:
+        # the common unbounded case, its two signs one digit chain: half the NFA states of the union
+        return alt(seq(opt(lit("-")), NONZERO, rep(DIGIT, 0, max_digits - 1)), lit("0"))
     parts = []
     if lo is None or lo < 0:
         neg_lo = 1 if hi is None or hi >= 0 else -hi

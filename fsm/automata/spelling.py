@@ -19,6 +19,8 @@ False
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from ..limits import Deadline
@@ -34,22 +36,13 @@ def spelled_to_the_end(
     may end inside a character), and every edge of a counter block must be spelled (a block's
     states are not checked one by one).
     """
-    ok = np.zeros(256, dtype=bool)
-    ok[np.asarray(single_bytes, dtype=np.int64)] = True
-    if not ok[0x80:0xC0].all():
+    spelled = _speller(np.asarray(single_bytes, dtype=np.int64))
+    if spelled is None:
         return False  # a continuation byte that is no token: let the eager index prune
-    prefix = np.concatenate([[0], np.cumsum(ok)]).tolist()
-
-    def spelled(lo: int, hi: int) -> bool:
-        a, b = (lo, hi) if hi < 0x80 else (lo, 0x7F) if lo < 0x80 else (_lead(lo), _lead(hi))
-        if prefix[b + 1] > prefix[a]:
-            return True
-        return lo < 0x80 <= hi and prefix[_lead(hi) + 1] > prefix[_lead(0x80)]
-
     # the distinct ranges only: a big schema's NFA repeats a few classes over thousands of edges
     ranges = {(e[0], e[1]) for edges in trans for e in edges}
-    bad = {r for r in ranges if not spelled(*r)}
-    if counters is not None and not all(spelled(lo, hi) for lo, hi, _ in counters.all_edges()):
+    bad = {r for r in ranges if not spelled(r)}
+    if counters is not None and not all(spelled((lo, hi)) for lo, hi, _ in counters.all_edges()):
         return False
     if not bad:
         return True
@@ -58,6 +51,44 @@ def spelled_to_the_end(
     kept = [tuple(e for e in edges if (e[0], e[1]) not in bad) for edges in trans]
     after = live_states(kept, eps, final, entries, calls, deadline)
     return all(a or not b for a, b in zip(after, before, strict=True))
+
+
+# per vocabulary (its single-byte tokens): whether each range seen so far is spelled; every
+# compile for one model asks about the same few dozen ranges
+_SPELLERS: dict[bytes, Callable[[tuple[int, int]], bool] | None] = {}
+
+
+def _speller(single_bytes: np.ndarray) -> Callable[[tuple[int, int]], bool] | None:
+    """Whether a range's characters can each be spelled by ``single_bytes`` tokens (memoized per
+    range); None when a continuation byte is no token."""
+    key = single_bytes.tobytes()
+    if key in _SPELLERS:
+        return _SPELLERS[key]
+    ok = np.zeros(256, dtype=bool)
+    ok[single_bytes] = True
+    if not ok[0x80:0xC0].all():
+        speller = None
+    else:
+        prefix = np.concatenate([[0], np.cumsum(ok)]).tolist()
+        known: dict[tuple[int, int], bool] = {}
+
+        def spelled(r: tuple[int, int]) -> bool:
+            hit = known.get(r)
+            if hit is None:
+                lo, hi = r
+                a, b = (lo, hi) if hi < 0x80 else (lo, 0x7F) if lo < 0x80 else (_lead(lo), _lead(hi))
+                hit = prefix[b + 1] > prefix[a] or (
+                    lo < 0x80 <= hi and prefix[_lead(hi) + 1] > prefix[_lead(0x80)]
+                )
+                if len(known) < 65536:
+                    known[r] = hit
+            return hit
+
+        speller = spelled
+    if len(_SPELLERS) >= 16:
+        _SPELLERS.clear()
+    _SPELLERS[key] = speller
+    return speller
 
 
 def _lead(c: int) -> int:

@@ -272,6 +272,25 @@ class Expansion:
         finally:
             self._keys.pop()
 
+    @property
+    def depth(self) -> int:
+        """How many keys the stack holds (for `truncate`)."""
+        return len(self._keys)
+
+    def push(self, key: str) -> None:
+        """``key`` on the stack until the stack is truncated below it.
+
+        >>> stack = Expansion(); mark = stack.depth; stack.push("urn:x#/a"); "urn:x#/a" in stack
+        True
+        >>> stack.truncate(mark); "urn:x#/a" in stack
+        False
+        """
+        self._keys.append(key)
+
+    def truncate(self, depth: int) -> None:
+        """Drop the keys pushed since the stack held ``depth``."""
+        del self._keys[depth:]
+
 
 VALUE_KEYWORDS = frozenset(("enum", "const", "default", "examples"))  # values, not schemas: never rewritten
 
@@ -289,12 +308,15 @@ def static_dynamic_refs(schema: Any) -> Any:
     {'$ref': '#n'}
     """
     counts: dict[str, int] = {}
+    refs = [0]  # $dynamicRefs met: none, and the schema is returned as it is (not copied)
 
     def count(x: Any) -> None:
         if isinstance(x, dict):
             name = x.get("$dynamicAnchor")
             if isinstance(name, str):
                 counts[name] = counts.get(name, 0) + 1
+            if "$dynamicRef" in x:
+                refs[0] += 1
             for k, v in x.items():
                 if k not in VALUE_KEYWORDS:
                     count(v)
@@ -316,4 +338,4 @@ def static_dynamic_refs(schema: Any) -> Any:
         return out
 
     count(schema)
-    return rewrite(schema)
+    return rewrite(schema) if refs[0] else schema

@@ -147,20 +147,21 @@ def check_pattern_texts(schema: Any, limits: Limits) -> None:
     fsm.errors.SchemaTooComplex: the pattern at /properties/a/pattern has 9 characters, over twice the budget max_regex_positions=4 (Python's regex parser reads it before anything can stop it); shorten it or raise Limits.max_regex_positions
     """
     cap = 2 * limits.max_regex_positions
-    stack = [(schema, "")]
+    # the path to a value as (parent's path, key) links: a pointer is spelled only for the error
+    stack: list[tuple[Any, tuple | None]] = [(schema, None)]
     while stack:
-        v, ptr = stack.pop()
+        v, path = stack.pop()
         if isinstance(v, list):
-            stack.extend((x, f"{ptr}/{i}") for i, x in enumerate(v))
+            stack.extend((x, (path, i)) for i, x in enumerate(v) if isinstance(x, (dict, list)))
             continue
         if not isinstance(v, dict):
             continue
         texts = [("pattern", v.get("pattern"))]
         if isinstance(v.get("patternProperties"), dict):
-            texts += [(f"patternProperties/{_escape(k)}", k) for k in v["patternProperties"]]
+            texts += [("patternProperties", k) for k in v["patternProperties"]]
         for kw, text in texts:
             if isinstance(text, str) and len(text) > cap:
-                where = f"{ptr}/{kw}" if kw == "pattern" else f"{ptr}/patternProperties"
+                where = f"{_pointer(path)}/{kw}"
                 raise SchemaTooComplex(
                     f"the pattern at {where} has {len(text):,} characters, over twice the budget "
                     f"max_regex_positions={limits.max_regex_positions:,} (Python's regex parser reads it "
@@ -169,10 +170,19 @@ def check_pattern_texts(schema: Any, limits: Limits) -> None:
                     limit=limits.max_regex_positions,
                     pointer=where,
                 )
-        stack.extend((x, f"{ptr}/{_escape(k)}") for k, x in v.items() if k not in _DATA)
+        stack.extend((x, (path, k)) for k, x in v.items() if k not in _DATA and isinstance(x, (dict, list)))
 
 
 _DATA = frozenset(("enum", "const", "default", "examples", "example"))
+
+
+def _pointer(path: tuple | None) -> str:
+    """The JSON pointer of a `check_pattern_texts` path."""
+    parts = []
+    while path is not None:
+        path, key = path
+        parts.append(_escape(key))
+    return "".join("/" + p for p in reversed(parts))
 
 
 def _escape(key: Any) -> str:

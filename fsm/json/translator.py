@@ -16,7 +16,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from dataclasses import replace
 from enum import Enum
 from typing import Any
@@ -171,9 +171,11 @@ class Translator:
                     target, key = self.refs.resolve(ref, locs[0])
                     return Ref(self.rule(key, target))
             return self.conjunctions.rule(locs, lambda flat: self._split(flat, locs, depth))
-        with self.flattened(locs) as flat:
-            node = self._split(flat, locs, depth)
-        return node
+        mark = self.expansion.depth  # `flattened` written out: its generator context cost ~2 us a value
+        try:
+            return self._split(self._flat(locs), locs, depth)
+        finally:
+            self.expansion.truncate(mark)
 
     def _split(self, flat: list[Loc], locs: list[Loc], depth: int) -> Node:
         """The first ``anyOf``/``oneOf`` split into branches; finite values are never split."""
@@ -235,9 +237,7 @@ class Translator:
         if "type" in ts:
             declared = type_set(ts["type"])
         elif self.policy.infer_types and not set(ts) & _COMBINATORS:
-            declared = inferred_types(
-                [target], self.policy.assert_format
-            )  # the types this library generates for it
+            declared = inferred_types([target], self.policy.assert_format)  # what this library generates
         else:
             return False
         return bool(allowed and declared) and all(
@@ -249,22 +249,27 @@ class Translator:
     def flattened(self, locs: list[Loc]) -> Iterator[list[Loc]]:
         """The conjuncts of ``locs`` (``$ref``, ``allOf`` and exactly negatable ``not`` expanded,
         dependencies as ``anyOf``); the refs expanded stay on the expansion stack inside the block."""
-        with ExitStack() as expanded:
-            flat: list[Loc] = []
-            done: set[str] = set()  # the refs this flattening expanded: met again, already conjoined
-            conds: list[tuple[int, Loc]] = []  # if/then/else, read together: several may be one switch
-            for loc in locs:
-                self._flatten(loc, flat, done, expanded, conds)
-            yield with_conditionals(self, flat, conds) if conds else flat
+        mark = self.expansion.depth
+        try:
+            yield self._flat(locs)
+        finally:
+            self.expansion.truncate(mark)
+
+    def _flat(self, locs: list[Loc]) -> list[Loc]:
+        """`flattened`'s conjuncts; the refs it expands are left on the expansion stack."""
+        flat: list[Loc] = []
+        done: set[str] = set()  # the refs this flattening expanded: met again, already conjoined
+        conds: list[tuple[int, Loc]] = []  # if/then/else, read together: several may be one switch
+        for loc in locs:
+            self._flatten(loc, flat, done, conds)
+        return with_conditionals(self, flat, conds) if conds else flat
 
     def conjuncts(self, locs: list[Loc]) -> list[Loc]:
         """The conjuncts of ``locs`` (their refs off the expansion stack again)."""
         with self.flattened(locs) as flat:
             return flat
 
-    def _flatten(
-        self, loc: Loc, out: list[Loc], done: set, expanded: ExitStack, conds: list[tuple[int, Loc]]
-    ) -> None:
+    def _flatten(self, loc: Loc, out: list[Loc], done: set, conds: list[tuple[int, Loc]]) -> None:
         self.tick()  # flattening runs per pair of oneOf branches too: quadratic in their number
         self.pointer = loc.ptr
         s = loc.schema
@@ -284,7 +289,7 @@ class Translator:
         if isinstance(sid, str) and not sid.startswith("#") and loc.ptr:
             loc = replace(loc, base=urldefrag(urljoin(loc.base, sid))[0])
         if "$ref" in s:
-            self._expand_ref(loc, out, done, expanded, conds)
+            self._expand_ref(loc, out, done, conds)
             if self.draft <= 7:
                 return  # drafts 4-7: siblings of $ref are ignored
             loc = loc.without("$ref")
@@ -293,7 +298,7 @@ class Translator:
             if not isinstance(subs, list) or not subs:
                 raise SchemaError(f"allOf at {loc.ptr or '/'} must be a non-empty array")
             for i in range(len(subs)):
-                self._flatten(loc.at("allOf", i), out, done, expanded, conds)
+                self._flatten(loc.at("allOf", i), out, done, conds)
             loc = loc.without("allOf")
         if "not" in loc.schema:
             # a `not` with an exact positive form is replaced by it here, before anyOf branches are
@@ -303,15 +308,13 @@ class Translator:
                 at = loc.ptr + "/not"
                 loc = loc.without("not")
                 if neg is not True:
-                    self._flatten(Loc(neg, at, loc.base), out, done, expanded, conds)
+                    self._flatten(Loc(neg, at, loc.base), out, done, conds)
         if "if" in loc.schema or "then" in loc.schema or "else" in loc.schema:
             loc, cond = apart(loc)  # read with the other conditionals when all are known: `switch`
             conds.append((len(out), cond))
         out.append(dependencies(self, loc, out))
 
-    def _expand_ref(
-        self, loc: Loc, out: list[Loc], done: set, expanded: ExitStack, conds: list[tuple[int, Loc]]
-    ) -> None:
+    def _expand_ref(self, loc: Loc, out: list[Loc], done: set, conds: list[tuple[int, Loc]]) -> None:
         """The conjuncts of ``loc``'s ``$ref`` target, unfolded in place (its own refs that recur
         below a value stay rule calls in rule modes); a target this flattening expanded already is
         conjoined already (A and A is A: two allOf members sharing a base schema); one met again
@@ -334,12 +337,12 @@ class Translator:
         # (rule modes: the stack holds this conjunction's refs only, met again when a oneOf branch
         # is flattened on its own: the same value, not a recursion)
         done.add(key)
-        expanded.enter_context(self.expansion.expanding(key))
+        self.expansion.push(key)  # popped when the enclosing flattening's block ends
         self.unfolding.add(key)
         # what the target evaluates is evaluated here, in place: `keywords.sees` follows the hop
         hop = (loc.base, loc.ptr, target.base, target.ptr)
         try:
-            self._flatten(replace(target, refs=(*loc.refs, hop)), out, done, expanded, conds)
+            self._flatten(replace(target, refs=(*loc.refs, hop)), out, done, conds)
         finally:
             self.unfolding.discard(key)
 

@@ -11,6 +11,7 @@ import pytest
 import fsm
 from fsm.automata import LazyByteDFA, check_expansion, expansion_size, lit, node_nfa, regex_node, rep
 from fsm.index import LazyDfaIndex
+from fsm.json.strings import check_pattern_texts
 from fsm.testing import accepts
 
 
@@ -294,3 +295,24 @@ def test_regex_text_of_a_grammar_terminal_checks_the_deadline():
     assert to_regex(node, Deadline(time.monotonic() + 60, 60)).startswith("w0|w1")
     with pytest.raises(fsm.SpecTooComplex):
         to_regex(node, Deadline(time.monotonic() - 1, 1))
+
+
+def test_an_overlong_pattern_is_named_by_its_pointer_through_lists_and_escaped_names():
+    limits = fsm.Limits(max_regex_positions=10)
+    long = "a" * 30
+    cases = [
+        (
+            {"anyOf": [{"type": "null"}, {"properties": {"a/b~c": {"pattern": long}}}]},
+            "/anyOf/1/properties/a~1b~0c/pattern",
+        ),
+        ({"items": [{"patternProperties": {long: {}}}]}, "/items/0/patternProperties"),
+        ({"enum": [{"pattern": long}], "properties": {"x": {"pattern": "a"}}}, None),  # a value is data
+        (True, None),
+    ]
+    for schema, pointer in cases:
+        if pointer is None:
+            check_pattern_texts(schema, limits)
+            continue
+        with pytest.raises(fsm.SchemaTooComplex) as info:
+            check_pattern_texts(schema, limits)
+        assert info.value.pointer == pointer and pointer in str(info.value)

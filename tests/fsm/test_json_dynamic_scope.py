@@ -8,6 +8,7 @@ import pytest
 
 import fsm
 from fsm.json import dynamic_scope
+from fsm.json.refs import static_dynamic_refs
 from fsm.testing import accepts
 
 from .json_helpers import compact, suite_remotes
@@ -118,3 +119,11 @@ def test_the_suites_recursive_ref_groups_agree(byte_vocab):
         for t in g["tests"]:
             got = _accepts_some_order(idx, t["data"]) if t["valid"] else accepts(idx, compact(t["data"]))
             assert got == t["valid"], (g["description"], t["description"])
+
+
+def test_a_schema_without_dynamic_refs_is_not_copied():
+    plain = {"$dynamicAnchor": "n", "properties": {"a": {"$ref": "#n"}}, "enum": [{"$dynamicRef": "#n"}]}
+    assert static_dynamic_refs(plain) is plain  # a $dynamicRef inside a value is data, not a ref
+    dyn = {"$dynamicAnchor": "n", "items": {"$dynamicRef": "#n"}}
+    out = static_dynamic_refs(dyn)
+    assert out is not dyn and out["items"] == {"$ref": "#n"} and dyn["items"] == {"$dynamicRef": "#n"}

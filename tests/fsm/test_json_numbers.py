@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from fractions import Fraction
+from itertools import product
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -12,12 +13,17 @@ from fsm.automata import (
     NEVER,
     And,
     Bounds,
+    alt,
     decimal_range,
     divisible_integers,
     integer_range,
+    lit,
     natural_range,
+    node_nfa,
+    node_to_char_dfa,
     node_to_dfa,
     number_node,
+    seq,
     to_regex,
 )
 
@@ -172,3 +178,17 @@ def test_a_negated_integer_type_beside_a_negated_multiple_leaves_no_integer():
     ):
         d = node_to_char_dfa(fsm.JsonSchema(schema, exact=True).node())
         assert [d.accepts(x) for x in ("1", "2", "-3", "1.5", "2.25")] == [False, False, False, True, True]
+
+
+def test_unbounded_integers_share_one_digit_chain_for_both_signs():
+    for digits in (1, 2, 3):
+        one_chain = node_to_char_dfa(integer_range(None, None, digits))
+        # the union of the signs, as integer_range spells a bounded range
+        union = node_to_char_dfa(
+            alt(seq(lit("-"), natural_range(1, None, digits)), natural_range(0, None, digits))
+        )
+        for n in range(digits + 3):
+            for word in map("".join, product("-019", repeat=n)):
+                assert one_chain.accepts(word) == union.accepts(word), (digits, word)
+    trans, *_ = node_nfa(integer_range(None, None))
+    assert len(trans) < 30, len(trans)  # 20 digits: one chain, not one per sign (47 states)

@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import json
+import random
+
+import pytest
 
 import fsm
-from fsm.automata import node_nfa
+from fsm.automata import Alt, Cls, Enc, Lit, Members, Rep, Seq, node_nfa
+from fsm.automata.budget import Budget
+from fsm.automata.liveness import live_states
+from fsm.automata.nfa import NFA
 from fsm.testing import accepts
 
 # a word-count pattern: its DFA has a state per word and gap, and the string's JSON escapes
@@ -36,3 +42,76 @@ def test_escapes_of_an_embedded_dfa_decode_exactly():
     # 61 words: one too many, escaped gaps counted like raw ones
     assert not accepts(index, json.dumps("\t".join(["w"] * 61)))
     assert accepts(index, json.dumps("\t".join(["w"] * 60)))
+
+
+def _random_tree(rng: random.Random, depth: int):
+    """A tree of the plain constructions, with empty languages and unmeetable counts now and then."""
+    kind = rng.randrange(7 if depth > 0 else 2)
+    if kind == 0:
+        return Lit(rng.choice(["a", "bc", '"', "\x01"]))
+    if kind == 1:
+        return Cls(rng.choice([((97, 99),), ((0, 0x10FFFF),), ()]))
+    kids = [_random_tree(rng, depth - 1) for _ in range(rng.randrange(0, 3))]
+    if kind == 2:
+        return Seq(tuple(kids))
+    if kind == 3:
+        return Alt(tuple(kids))
+    if kind == 4:
+        lo = rng.randrange(3)
+        return Rep(_random_tree(rng, depth - 1), lo, rng.choice([None, lo, lo + 2, lo + 30]))
+    if kind == 5:
+        items = tuple((k, rng.randrange(2), rng.choice([None, 1, 2])) for k in kids)
+        return Members(items, Lit(","), rng.randrange(3), rng.choice([None, 0, 1, 2]))
+    return Enc(_random_tree(rng, depth - 1), rng.random() < 0.5)
+
+
+def test_an_nfa_said_to_have_no_dead_state_has_none():
+    # `NFA.trim` skips its liveness pass when no construction flagged `maybe_dead`
+    rng = random.Random(5)
+    skipped = 0
+    for _ in range(400):
+        for counters in (False, True):
+            nfa = NFA(Budget(fsm.Limits()), counters=counters)
+            start = nfa.new()
+            final = nfa.build(_random_tree(rng, 4), start)
+            entries = nfa.counters.entries if nfa.counters is not None else ()
+            live = live_states(nfa.trans, nfa.eps, final, entries)
+            if not nfa.maybe_dead:
+                skipped += 1
+                assert all(live)
+                assert nfa.trim(final) == live
+    assert skipped > 100  # the check ran
+
+
+def test_unmeetable_member_counts_are_flagged_and_trimmed():
+    # three optional members, at least four present: no way out of the members at all
+    tree = Seq((Lit("{"), Members(tuple((Lit(c), 0, 1) for c in "abc"), Lit(","), 4, None), Lit("}")))
+    nfa = NFA(Budget(fsm.Limits()), counters=True)
+    start = nfa.new()
+    final = nfa.build(tree, start)
+    assert nfa.maybe_dead
+    assert not nfa.trim(final)[start]
+
+
+def test_class_repeats_made_at_once_are_the_copy_by_copy_states():
+    # a one-item sequence takes `_rep`'s copy-by-copy path; a bare class takes `class_copies`
+    for counters in (False, True):
+        for lo in range(4):
+            for hi in (lo, lo + 1, lo + 2, lo + 5, lo + 23):
+                for prefix in ((), (Lit("ab"),)):
+                    built = []
+                    for item in (Cls(((48, 57), (97, 97))), Seq((Cls(((48, 57), (97, 97))),))):
+                        nfa = NFA(Budget(fsm.Limits()), counters=counters)
+                        start = nfa.new()
+                        end = nfa.build(Seq((*prefix, Rep(item, lo, hi), Lit("z"))), start)
+                        built.append((nfa.trans, nfa.eps, end, nfa.copies))
+                    assert built[0] == built[1], (counters, lo, hi, prefix)
+
+
+def test_a_huge_class_repeat_is_refused_before_its_states_are_made():
+    # a plain NFA (no counter blocks) of [ab]{0,10**9}: refused by max_states up front
+    nfa = NFA(Budget(fsm.Limits(max_states=10_000)))
+    start = nfa.new()
+    with pytest.raises(fsm.SpecTooComplex):
+        nfa.build(Rep(Cls(((97, 98),)), 0, 10**9), start)
+    assert len(nfa.trans) < 10_000

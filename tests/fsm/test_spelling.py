@@ -8,6 +8,8 @@ from __future__ import annotations
 import random
 
 import fsm
+from fsm.automata import alt, lit, node_nfa
+from fsm.automata.spelling import spelled_to_the_end
 from fsm.index import DfaIndex, LazyDfaIndex
 from fsm.testing import accepts, random_walk
 
@@ -36,3 +38,15 @@ def test_a_state_that_only_an_unspelled_byte_finishes_goes_to_the_eager_index():
     index = fsm.compile(fsm.JsonSchema(schema), VOCAB, cache=False)
     assert isinstance(index, DfaIndex)
     assert accepts(index, f'"x{F1}"') and accepts(index, '"yes"')
+
+
+def test_answers_are_kept_per_vocabulary():
+    # the ranges' answers are remembered per set of single-byte tokens: alternating two sets
+    # (two models in one server) must not mix them
+    trans, eps, _, final, _, counters = node_nfa(alt(lit("ab"), lit("c")))  # after a: only b
+    cont = list(range(0x80, 0xC0))
+    with_a, with_ab = [ord("a"), *cont], [ord("a"), ord("b"), *cont]
+    for _ in range(2):
+        assert not spelled_to_the_end(trans, eps, final, counters, None, with_a)
+        assert spelled_to_the_end(trans, eps, final, counters, None, with_ab)
+    assert not spelled_to_the_end(trans, eps, final, counters, None, [ord("a"), ord("b")])  # no continuations
