@@ -31,8 +31,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .blocks import CounterBlock
-from .counter_shift import lo_side
+from .counter_shift import block_parts, lo_side
 from .lazy_dfa import LazyByteDFA
+from .utf8_chains import Utf8Chains
 
 # an item of a form: ("v", count offset, unit state) or ("c", bytes still to read, inner item)
 Item = tuple
@@ -81,27 +82,10 @@ class BlockForms:
         states with edges other than its block's end closure, or ``lo`` is within a token's reach.
 
         ``horizon``: the longest token, in bytes (a character is at least one)."""
-        counters = self.lazy.counters
-        if counters is None:
-            return None
-        n_real = self.lazy.n_real
-        real: list[int] = []
-        local: list[tuple[int, int]] = []
-        block_no, block = -1, None
-        for q in self.lazy.state_set(d):
-            if q >= n_real:
-                return None
-            if q >= 0:
-                real.append(q)
-                continue
-            b, blk, loc = counters.locate(q)
-            if type(blk) is not CounterBlock or (block is not None and b != block_no):
-                return None  # a product block's liveness depends on its count itself
-            block_no, block = b, blk
-            local.append(divmod(loc, blk.m))
-        if block is None:
-            return None
-        k0, k1 = min(k for k, _ in local), max(k for k, _ in local)
+        parts = block_parts(self.lazy, d)
+        if parts is None or type(parts[1]) is not CounterBlock:
+            return None  # a product block's liveness depends on its count itself
+        (block_no, real, form), block, k0, k1 = parts
         past_lo = lo_side(block, k0, k1, horizon)
         if past_lo is None:
             return None
@@ -112,7 +96,6 @@ class BlockForms:
             # another branch's states beside the block: its row is not the block's alone (states
             # without edges, such as the one the block was entered from, change no transition)
             return None
-        form = tuple(sorted((k - k0, g) for k, g in local))
         # the exit bytes whether or not the set holds the end closure now: a token can finish an
         # item (an escape) and then leave
         key = (unit_key, form, past_lo, has_end, exits)
@@ -148,8 +131,8 @@ class BlockForms:
         for q in states:
             if q < 0 or q >= self.lazy.n_real:
                 return bytes(range(256))  # another block or a character's inside: every byte
-            for lo, hi, _ in self.lazy.char_edges(q):
-                first.update(range(_first_byte(lo), _first_byte(hi) + 1))
+            for lo, hi, _ in Utf8Chains.byte_edges(self.lazy.char_edges(q)):
+                first.update(range(lo, hi + 1))
         return bytes(sorted(first))
 
     def form(self, e: int, anchor: Anchor) -> tuple | None:
@@ -193,14 +176,3 @@ class BlockForms:
             return self.lazy.chain_state(item[1], self._id(item[2], anchor))
         _, dk, g = item
         return self.lazy.counters.virtual(anchor.block_no, anchor.block.local((anchor.count + dk, g)))
-
-
-def _first_byte(c: int) -> int:
-    """The first byte of code point ``c`` in UTF-8 (monotonic in ``c``)."""
-    if c < 0x80:
-        return c
-    if c < 0x800:
-        return 0xC0 | (c >> 6)
-    if c < 0x10000:
-        return 0xE0 | (c >> 12)
-    return 0xF0 | (c >> 18)

@@ -34,7 +34,7 @@ def shift_class(lazy: LazyByteDFA, d: int, horizon: int) -> tuple[tuple, int, in
     """(class key, counter block, count) of state ``d`` when the next ``horizon`` bytes read from it
     act alike for every state of its class up to a shift of that block's count; None when ``d`` is
     not such a state (no counter, several blocks, near a bound, inside a multi-byte character)."""
-    parts = _parts(lazy, d)
+    parts = block_parts(lazy, d)
     if parts is None or parts[1] is None or type(parts[1]) is not CounterBlock:
         return None  # product blocks' liveness depends on the count itself
     form, block, k0, k1 = parts
@@ -62,10 +62,18 @@ def lo_side(block: CounterBlock, k0: int, k1: int, horizon: int) -> bool | None:
     return None
 
 
-def _parts(lazy: LazyByteDFA, d: int) -> tuple[tuple, CounterBlock | None, int, int] | None:
+def block_parts(lazy: LazyByteDFA, d: int) -> tuple[tuple, CounterBlock | None, int, int] | None:
     """``((block number, real states, (count - least count, item state)...), block, least count,
     greatest count)`` of the set of ``d``; the block None when the set holds no virtual state; None
-    when it holds states inside a character, of several blocks, or of a block that does not count."""
+    when it holds states inside a character, of several blocks, or of a block that does not count.
+    What shift classes and `block_forms` anchors are read from.
+
+    >>> from fsm.automata import cls, lit, node_nfa, rep, seq
+    >>> lazy = LazyByteDFA(*node_nfa(seq(rep(cls((97, 98)), 0, 500), lit("!"))))
+    >>> (block_no, _, form), block, k0, k1 = block_parts(lazy, lazy.step(lazy.initial, 97))
+    >>> block_no, k0, block.hi
+    (0, 0, 500)
+    """
     counters = lazy.counters
     if counters is None:
         return None
@@ -128,7 +136,7 @@ class Shifts:
 
     def __init__(self, lazy: LazyByteDFA):
         self.lazy = lazy
-        self._parts: dict[int, tuple | None] = {}  # state -> `_parts` of its set
+        self._parts: dict[int, tuple | None] = {}  # state -> `block_parts` of its set
         self._at: dict[tuple, int] = {}  # (form, least count) -> state
 
     def moved(self, e: int, block_no: int, delta: int) -> int:
@@ -137,7 +145,7 @@ class Shifts:
         if parts is _UNSEEN and self.lazy.lead_of(e) is not None:
             parts = self._parts[e] = None  # inside a character: `shifted` moves its source
         if parts is _UNSEEN:
-            parts = self._parts[e] = _parts(self.lazy, e)
+            parts = self._parts[e] = block_parts(self.lazy, e)
             if parts is not None and parts[1] is not None:
                 self._at[parts[0], parts[2]] = e
         if parts is None:
