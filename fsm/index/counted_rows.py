@@ -142,6 +142,23 @@ def counted_row(
     return tok, np.concatenate([in_end, x_end.astype(np.int32)]), True
 
 
+def distinct_ends(end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the distinct states of ``end``, sorted; the index of each entry's among them): np.unique's
+    with ``return_inverse``, by a table over the states rather than a sort (~49k ends: 2 ms).
+
+    >>> ends, where = distinct_ends(np.array([7, 3, 7, 9])); ends.tolist(), where.tolist()
+    ([3, 7, 9], [1, 0, 1, 2])
+    """
+    if not len(end):
+        return np.zeros(0, np.int64), np.zeros(0, np.int32)
+    present = np.zeros(int(end.max()) + 1, dtype=np.bool_)
+    present[end] = True
+    ends = np.flatnonzero(present)
+    index = np.empty(len(present), dtype=np.int32)
+    index[ends] = np.arange(len(ends), dtype=np.int32)
+    return ends, index[end]
+
+
 def _keep(
     forms: BlockForms, anchor: Anchor, tok: np.ndarray, end: np.ndarray, has_exit: np.ndarray
 ) -> _Kept | None:
@@ -149,15 +166,7 @@ def _keep(
     their ends' forms; None when one of those ends is not of the block alone."""
     inside = ~has_exit[tok]
     tok, end = tok[inside], end[inside]
-    if not len(end):
-        return _Kept(tok.astype(np.int32), end.astype(np.int32), [])
-    # distinct ends by a table over the states, not np.unique: a sort of ~49k ends took 2 ms
-    present = np.zeros(int(end.max()) + 1, dtype=np.bool_)
-    present[end] = True
-    ends = np.flatnonzero(present)
-    index = np.empty(len(present), dtype=np.int32)
-    index[ends] = np.arange(len(ends), dtype=np.int32)
-    which = index[end]
+    ends, which = distinct_ends(end)
     kept_forms = []
     for e in ends.tolist():
         f = forms.form(e, anchor)

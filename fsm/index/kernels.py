@@ -29,7 +29,7 @@ def kernels() -> SimpleNamespace:
         # lazy: numba must not be loaded by `import fsm` (the module docstring says why)
         from .body_rows import shaped_row  # lazy: numba
         from .preorder import PreorderTrie, preorder, vocabulary_preorder  # lazy: numba
-        from .row_sort import pack_tokens, sorted_packed_row, sorted_row  # lazy: numba
+        from .row_sort import merge_renamed, pack_tokens, sorted_packed_row, sorted_row  # lazy: numba
         from .steps import Steps  # lazy: numba
         from .trie_kernel import ensure_compiled, walk_below, walk_row  # lazy: numba
 
@@ -37,6 +37,7 @@ def kernels() -> SimpleNamespace:
             PreorderTrie=PreorderTrie,
             Steps=Steps,
             ensure_compiled=ensure_compiled,
+            merge_renamed=merge_renamed,
             pack_tokens=pack_tokens,
             preorder=preorder,
             shaped_row=shaped_row,

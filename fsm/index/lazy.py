@@ -23,29 +23,12 @@ from ..automata.block_forms import BlockForms
 from ..automata.counter_shift import Shifts, shift_class
 from ..limits import Deadline, Limits
 from ..vocabulary import Vocabulary
-from .counted_rows import counted_row, exit_tokens, exit_walk
+from .counted_rows import counted_row, distinct_ends, exit_tokens, exit_walk
 from .kernels import kernels
 from .rows import FINISHED, RowIndex
 from .token_walk import walk_tokens
 
 _ABSENT = -3  # no end state: not FINISHED, not a state
-
-
-def _merged(
-    tok: np.ndarray, end: np.ndarray, x_tok: np.ndarray, x_end: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted ``tok`` (with ``end``) and a few more pairs, merged in token order (no token in both).
-
-    >>> t, e = _merged(np.array([1, 5]), np.array([7, 8]), np.array([3, 0]), np.array([9, 6]))
-    >>> t.tolist(), e.tolist()
-    ([0, 1, 3, 5], [6, 7, 9, 8])
-    """
-    if not len(x_tok):
-        return tok, end
-    order = np.argsort(x_tok, kind="stable")
-    x_tok, x_end = x_tok[order].astype(tok.dtype), x_end[order].astype(end.dtype)
-    at = np.searchsorted(tok, x_tok)
-    return np.insert(tok, at, x_tok), np.insert(end, at, x_end)
 
 
 class LazyDfaIndex(RowIndex):
@@ -122,19 +105,16 @@ class LazyDfaIndex(RowIndex):
             has_exit, exit_trie = exit_tokens(self.vocabulary, self._forms.exits(key[0], key[1]))
             inside = ~has_exit[tok]
             tok, end = kernels().sorted_row(tok[inside], end[inside], self.vocabulary.size, _ABSENT)
-            present = np.zeros(self.lazy.n_states, dtype=bool)
-            present[end] = True
-            ends = np.flatnonzero(present)
-            index = np.empty(len(present), dtype=np.int32)
-            index[ends] = np.arange(len(ends), dtype=np.int32)
-            ready = first[3] = (tok, ends, index[end], exit_trie)
+            ends, where = distinct_ends(end)
+            ready = first[3] = (tok, ends, where, exit_trie)
             first[1] = first[2] = None
         tok, ends, where, exit_trie = ready
         with self.lazy.within(deadline):  # the states made below count against the row's time
             moved = np.array([self._shifts.moved(e, block, count - count0) for e in ends.tolist()], np.int32)
             x_tok, x_end = exit_walk(self.dfa, state, exit_trie, self.lazy, deadline, self.steps)
         self.n_shifted += 1
-        return _merged(tok, moved[where], x_tok, x_end)
+        order = np.argsort(x_tok, kind="stable")  # a few hundred tokens at most
+        return kernels().merge_renamed(tok, where, moved, x_tok[order], x_end[order])
 
     def _counted_row(self, state: int, deadline: Deadline) -> tuple[np.ndarray, np.ndarray] | None:
         """`counted_rows.counted_row` when ``shared_blocks``, counted in ``n_shared``."""

@@ -76,6 +76,40 @@ def sorted_packed_row(
 
 
 @numba.njit(cache=True, nogil=True)
+def _merge(in_tok, in_end, names, x_tok, x_end):  # pragma: no cover - compiled
+    n = len(in_tok) + len(x_tok)
+    tok = np.empty(n, np.int32)
+    end = np.empty(n, np.int32)
+    i = 0
+    k = 0
+    for m in range(n):
+        if k < len(x_tok) and (i >= len(in_tok) or x_tok[k] < in_tok[i]):
+            tok[m] = x_tok[k]
+            end[m] = x_end[k]
+            k += 1
+        else:
+            tok[m] = in_tok[i]
+            end[m] = names[in_end[i]]
+            i += 1
+    return tok, end
+
+
+def merge_renamed(
+    in_tok: np.ndarray, in_end: np.ndarray, names: np.ndarray, x_tok: np.ndarray, x_end: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted tokens ``in_tok`` whose ends are ``names[in_end]``, merged in token order with sorted
+    pairs ``x_tok``, ``x_end`` (no token in both): a row kept in a shared numbering (a body's shape,
+    a counter class's first row) with its ends renamed, plus the tokens walked apart. One pass, no
+    sort, no renamed copy of the kept ends.
+
+    >>> t, e = merge_renamed(np.array([1, 5]), np.array([0, 1]), np.array([7, 8]), np.array([0, 3]), np.array([6, 9]))
+    >>> t.tolist(), e.tolist()
+    ([0, 1, 3, 5], [6, 7, 9, 8])
+    """
+    return _merge(in_tok, in_end, names, x_tok, x_end)
+
+
+@numba.njit(cache=True, nogil=True)
 def set_bits(tok, words):  # pragma: no cover - compiled
     """Set the bits of tokens ``tok`` in the packed mask ``words`` (uint32), in place.
 

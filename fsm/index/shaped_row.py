@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
-from .row_sort import set_bits
+from .row_sort import merge_renamed, set_bits
 
 
 @dataclass(frozen=True)
@@ -28,27 +27,6 @@ class BodyShape:
     exit_from: np.ndarray  # int64: body state (shape numbering) before the exit byte
     exit_node: np.ndarray  # int64: trie node whose byte leaves the body
     below: int  # trie nodes at and below the exit nodes: what a row of this shape still walks
-
-
-@numba.njit(cache=True, nogil=True)
-def _merge(in_tok, in_end, names, x_tok, x_end):  # pragma: no cover - compiled
-    """The shape's sorted tokens (ends renamed by ``names``) merged with the sorted tokens that
-    leave (``x_*``, none of them inside)."""
-    n = len(in_tok) + len(x_tok)
-    tok = np.empty(n, np.int32)
-    end = np.empty(n, np.int32)
-    i = 0
-    k = 0
-    for m in range(n):
-        if k < len(x_tok) and (i >= len(in_tok) or x_tok[k] < in_tok[i]):
-            tok[m] = x_tok[k]
-            end[m] = x_end[k]
-            k += 1
-        else:
-            tok[m] = in_tok[i]
-            end[m] = names[in_end[i]]
-            i += 1
-    return tok, end
 
 
 # A shaped row's leaving tokens go in a dict up to this many: most rows have a few hundred, but the
@@ -78,7 +56,9 @@ class ShapedRow:
 
     def _merged(self) -> tuple[np.ndarray, np.ndarray]:
         if self._dense is None:
-            self._dense = _merge(self.shape.tokens, self.shape.ends, self.names, self.x_tok, self.x_end)
+            self._dense = merge_renamed(
+                self.shape.tokens, self.shape.ends, self.names, self.x_tok, self.x_end
+            )
         return self._dense
 
     @property

@@ -37,7 +37,7 @@ from ..limits import Deadline
 from ..vocabulary import TokenTrie, Vocabulary
 from .contract import OnDemand
 from .preorder import PreorderTrie, preorder
-from .row_sort import sorted_row
+from .row_sort import merge_renamed, sorted_row
 from .steps import Steps, _chain_to_expand, _uniform_chain
 from .walk_arrays import guard_arrays_of, step_arrays, walk_view
 
@@ -401,6 +401,8 @@ def warm_kernel() -> None:
     lazy = LazyByteDFA(*node_nfa(rep(cls((0x61, 0x61), (0xE9, 0xE9)), 0, 3)))  # an on-demand DFA
     walk_row(lazy.as_byte_dfa(), lazy.initial, preorder(v.trie), on_demand=lazy)
     sorted_row(tok, end, v.size, -3)
+    for dtype in (np.int32, np.int16):  # a counter class's kept ends, a shape's
+        merge_renamed(tok, np.zeros(len(tok), dtype), end[:1], tok[:0], end[:0])
 
 
 _compiled = threading.Event()
