@@ -16,9 +16,16 @@ import numpy as np
 
 from .char_dfa import CharDFA, Edge
 from .escapes import MUST_ESCAPE, escape_trie
+from .language import Cls, Rep
 from .ranges import subtract
 
 _LOCAL_BITS = 40
+COUNTER_MIN = 24  # a counted repeat with at least this many optional copies becomes a counter block
+# ... and from this many when each copy is a wide class: a string's character is a UTF-8 tree of a
+# few states per copy whose rows walk most of the vocabulary trie, and a block shares those rows
+# across strings and schemas (`fsm.index.counted_rows`); a narrow class (digits) stays copies
+WIDE_COUNTER_MIN = 8
+_WIDE = 0x80
 
 
 class LocalStates:
@@ -40,6 +47,23 @@ class LocalStates:
             i = self._ids[key] = len(self.keys)
             self.keys.append(key)
         return i
+
+
+def counted_block(node: Rep) -> bool:
+    """Whether a counted repeat becomes a counter block: many optional copies, or fewer of a wide class.
+
+    >>> counted_block(Rep(Cls(((48, 57),)), 0, 10)), counted_block(Rep(Cls(((0, 0x10FFFF),)), 0, 10))
+    (False, True)
+    """
+    if node.hi is None:
+        return False
+    span = node.hi - node.lo
+    if span >= COUNTER_MIN:
+        return True
+    item = node.item
+    return (
+        span >= WIDE_COUNTER_MIN and isinstance(item, Cls) and sum(b - a + 1 for a, b in item.ranges) > _WIDE
+    )
 
 
 class CounterBlock:

@@ -21,11 +21,11 @@ from dataclasses import dataclass
 
 from ..errors import SpecTooComplex
 from ..limits import Limits
+from .blocks import counted_block
 from .language import Alt, And, AnyJson, Auto, Cls, Enc, Lit, Members, Minus, Node, Ref, Rep, Seq, Val
 from .regex_text import to_regex
 from .shared import intern_nodes, repeated
 
-_COUNTER_MIN = 24  # as in `nfa`: a repeat with this many optional copies may become a counter block
 _UNIT_MAX = 64  # ... when its item is this small
 
 
@@ -183,7 +183,7 @@ class _Estimator:
     def _rep(self, node: Rep, nested: bool) -> int:
         times = max(1, node.lo + 1 if node.hi is None else node.hi)
         counter = not nested or self.counters_anywhere
-        if counter and node.hi is not None and node.hi - node.lo >= _COUNTER_MIN and _flat(node.item):
+        if counter and counted_block(node) and _flat(node.item):
             item = self.size(node.item, True)
             if item <= _UNIT_MAX:
                 return item  # a counter block: its item's states, whatever the count

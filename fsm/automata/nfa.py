@@ -19,7 +19,7 @@ from collections import defaultdict
 
 from ..limits import DEFAULT_LIMITS
 from .any_value import AnyValueBlock, scalar_nodes
-from .blocks import CounterBlock, Counters, ProductBlock
+from .blocks import COUNTER_MIN, CounterBlock, Counters, ProductBlock, counted_block
 from .budget import NFA_STATE_BYTES, Budget
 from .char_dfa import EMPTY_DFA, MEMO, CharDFA, Edge, auto_dfa, determinize, minus_words, product, trim_dfa
 from .class_repeats import class_copies
@@ -31,7 +31,6 @@ from .members import build_members
 from .ranges import ANY_CHAR, intersect, normalize_ranges
 from .remainders import Multiples, NeedsLazyDfa, RemainderBlock, Remainders, refuse_plain
 
-_COUNTER_MIN = 24  # a counted repeat with at least this many optional copies becomes a counter block
 _UNIT_MAX = 64  # ... when its item is a DFA of at most this many states
 _PRODUCT_MAX = 4_000_000  # states of a lazy length product (its liveness table is this many int32)
 
@@ -191,7 +190,7 @@ class NFA:
 
     def _rep(self, node: Rep, s: int, enc: bool, full: bool) -> int:
         """``node.item`` repeated ``lo..hi`` times from ``s``: a counter block when long, else copies."""
-        if self.counters is not None and node.hi is not None and node.hi - node.lo >= _COUNTER_MIN:
+        if self.counters is not None and counted_block(node):
             e = self._counter(node, s, enc, full)
             if e is not None:
                 return e
@@ -297,7 +296,7 @@ class NFA:
         ranges = counts[0].item.ranges
         for c in counts[1:]:
             ranges = intersect(ranges, c.item.ranges)
-        if hi - lo < _COUNTER_MIN or hi < lo:
+        if hi - lo < COUNTER_MIN or hi < lo:
             return None
         key = ("product", tuple(rest), ranges, lo, hi, enc)
         shared = self.counters.units.get(key, False)

@@ -80,7 +80,7 @@ class LazyDfaIndex(RowIndex):
     ) -> tuple[np.ndarray, np.ndarray]:
         """`RowIndex.kernel_row`, or the row of an earlier count of the same counter class moved
         (walked whenever ``deferred`` nodes are kept: a moved row has none)."""
-        if not self.shift_rows or deferred is not None:
+        if not self.shift_rows or deferred is not None or not self._has_blocks(state):
             return super().kernel_row(state, deadline, deferred)
         horizon = kernels().vocabulary_preorder(self.vocabulary).max_depth
         cls = shift_class(self.lazy, state, horizon)
@@ -116,6 +116,12 @@ class LazyDfaIndex(RowIndex):
         order = np.argsort(x_tok, kind="stable")  # a few hundred tokens at most
         return kernels().merge_renamed(tok, where, moved, x_tok[order], x_end[order])
 
+    def _has_blocks(self, state: int) -> bool:
+        """Whether ``state``'s set holds a block's (virtual, negative, sorted first) NFA states: no
+        shifted or kept row is for a set without (most rows; telling so costs two scans of the set)."""
+        states = self.lazy.state_set(state)
+        return len(states) > 0 and states[0] < 0
+
     def _counted_row(self, state: int, deadline: Deadline) -> tuple[np.ndarray, np.ndarray] | None:
         """`counted_rows.counted_row` when ``shared_blocks``, counted in ``n_shared``."""
         if not self.shared_blocks:
@@ -129,7 +135,7 @@ class LazyDfaIndex(RowIndex):
         return tok, end
 
     def _shaped_row(self, state: int, deadline: Deadline):
-        if not self.shaped_rows or self.lazy.state_set(state)[0] < 0:
+        if not self.shaped_rows or self._has_blocks(state):
             # a counted string's states (virtual NFA states, negative, sort first) never loop, and
             # telling so would expand the next count, which a shifted row never needs
             return None
