@@ -88,9 +88,16 @@ def test_a_first_row_serves_another_schema(vocab, tokenizer):
     assert indexes[1].n_shared >= 1
 
 
-# bounds of 24 characters or more (a shorter repeat is a chain of NFA states, not a counter block)
+# bounds of 24 characters or more, or of 8 or more of a wide class (a string's character; a shorter
+# repeat is a chain of NFA states, not a counter block)
 NEAR = [
     {"type": "array", "items": {"type": "string", "maxLength": 30}},
+    {"type": "array", "items": {"type": ["string", "null"], "maxLength": 10}},
+    {
+        "type": "object",
+        "properties": {"a": {"type": "string", "minLength": 2, "maxLength": 12}},
+        "required": ["a"],
+    },
     {
         "type": "object",
         "properties": {
