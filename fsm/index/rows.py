@@ -23,7 +23,7 @@ from ..automata import ByteDFA
 from ..errors import SpecTooComplex, TokenRejected
 from ..limits import DEFAULT_LIMITS, Deadline, Limits
 from ..vocabulary import Vocabulary
-from .bitmask import frozen_bitmask, pack_bitmask
+from .bitmask import frozen_bitmask
 from .contract import Matcher, OnDemand
 from .kernels import kernels
 
@@ -219,7 +219,7 @@ class RowIndex(ABC):
             with self._lock:
                 bm = r.shared[0] if r.shared is not None else None
                 if bm is None:
-                    bm = pack_bitmask(r.tokens, self.vocabulary.size)
+                    bm = kernels().pack_tokens(r.tokens, self.vocabulary.size)  # numpy's: ~4x the time
                     bm.setflags(write=False)
                     if r.shared is not None:
                         r.shared[0] = bm
