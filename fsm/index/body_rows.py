@@ -301,16 +301,9 @@ def body_of(dfa: ByteDFA, state: int, on_demand: OnDemand | None) -> tuple[np.nd
     (8, 0, -2)
     """
     bc = np.asarray(dfa.byte_class, dtype=np.int64)
-    # most rows are narrow: told by one look at the state's row (and its wide step's), before
-    # anything is allocated
-    tbl, rows, flags = _view(dfa, on_demand, state)
-    anchor = int(_wide_target(tbl, rows, bc, int(state)))
-    if anchor < 0:
+    if wide_anchor(dfa, state, on_demand) < 0:
         return None
-    if anchor != state:
-        tbl, rows, flags = _view(dfa, on_demand, anchor)
-        if int(_wide_target(tbl, rows, bc, anchor)) != anchor:
-            return None
+    tbl, rows, flags = _view(dfa, on_demand)
     ok_at = fail_at = np.zeros(0, np.int64)
     while True:
         if len(ok_at) < len(flags):  # the verdicts so far hold: an expansion adds a row, changes none
@@ -323,6 +316,25 @@ def body_of(dfa: ByteDFA, state: int, on_demand: OnDemand | None) -> tuple[np.nd
             return order[:n], shape
         assert on_demand is not None  # only states not expanded yet are asked for
         tbl, rows, flags = _view(dfa, on_demand, need)
+
+
+def wide_anchor(dfa: ByteDFA, state: int, on_demand: OnDemand | None) -> int:
+    """The state `WIDE` or more of ``state``'s bytes lead to when `WIDE` or more of its own lead
+    back to it (a loop: free text), else -1; expands the two. Most rows are narrow: told by one
+    look at the state's row (and its wide step's), before anything is allocated.
+
+    >>> from fsm.regex import regex_to_dfa
+    >>> d = regex_to_dfa('"[^"]*"')
+    >>> s = d.step(d.initial, ord('"')); wide_anchor(d, s, None) == s, wide_anchor(d, d.initial, None)
+    (True, -1)
+    """
+    bc = np.asarray(dfa.byte_class, dtype=np.int64)
+    tbl, rows, _ = _view(dfa, on_demand, state)
+    anchor = int(_wide_target(tbl, rows, bc, int(state)))
+    if anchor < 0 or anchor == state:
+        return anchor
+    tbl, rows, _ = _view(dfa, on_demand, anchor)
+    return anchor if int(_wide_target(tbl, rows, bc, anchor)) == anchor else -1
 
 
 def _view(dfa: ByteDFA, on_demand: OnDemand | None, expand: int | np.ndarray | None = None):

@@ -22,29 +22,42 @@ def kernels() -> SimpleNamespace:
     """The walk's compiled functions and the types they use, loaded once.
 
     >>> sorted(vars(kernels()))[:3]
-    ['PreorderTrie', 'Steps', 'ensure_compiled']
+    ['MAX_WALKED_SHARE', 'PreorderTrie', 'Steps']
     """
     global _loaded
     if _loaded is None:
         # lazy: numba must not be loaded by `import fsm` (the module docstring says why)
-        from .body_rows import shaped_row  # lazy: numba
+        from .body_rows import shaped_row, wide_anchor  # lazy: numba
         from .preorder import PreorderTrie, preorder, vocabulary_preorder  # lazy: numba
         from .row_sort import merge_renamed, pack_tokens, sorted_packed_row, sorted_row  # lazy: numba
+        from .sibling_rows import (
+            MAX_WALKED_SHARE,
+            dense_ends,
+            differing_bytes,
+            first_bytes,
+            sibling_row,
+        )  # lazy: numba
         from .steps import Steps  # lazy: numba
         from .trie_kernel import ensure_compiled, walk_below, walk_row  # lazy: numba
 
         _loaded = SimpleNamespace(
+            MAX_WALKED_SHARE=MAX_WALKED_SHARE,
             PreorderTrie=PreorderTrie,
             Steps=Steps,
+            dense_ends=dense_ends,
+            differing_bytes=differing_bytes,
             ensure_compiled=ensure_compiled,
+            first_bytes=first_bytes,
             merge_renamed=merge_renamed,
             pack_tokens=pack_tokens,
             preorder=preorder,
             shaped_row=shaped_row,
+            sibling_row=sibling_row,
             sorted_packed_row=sorted_packed_row,
             sorted_row=sorted_row,
             vocabulary_preorder=vocabulary_preorder,
             walk_below=walk_below,
             walk_row=walk_row,
+            wide_anchor=wide_anchor,
         )
     return _loaded

@@ -43,16 +43,22 @@ class LazyDfaIndex(RowIndex):
         shift_rows: bool = True,
         shaped_rows: bool = True,
         shared_blocks: bool = True,
+        sibling_rows: bool = True,
     ):
         """``shift_rows``: derive the rows of counter states from an earlier count's (exact, see
         the module); ``shaped_rows``: make the rows inside a string from its body's shape
         (`fsm.index.body_rows`); ``shared_blocks``: make the first row of a counter block from
-        another block's (`fsm.index.counted_rows`, with ``shift_rows``); False walks every row
-        (what tests compare the others with)."""
+        another block's (`fsm.index.counted_rows`, with ``shift_rows``); ``sibling_rows``: make a
+        wide row from its anchor's (`fsm.index.sibling_rows`); False walks every row (what tests
+        compare the others with)."""
         self.lazy = lazy
         self.shift_rows = shift_rows
         self.shaped_rows = shaped_rows
         self.n_shaped = 0  # rows made from a shape so far
+        self.sibling_rows = sibling_rows
+        self.n_sibling = 0  # rows made from their anchor's so far
+        self._anchor_row = False  # an anchor's row is being made: walked, never from its own anchor
+        self._anchor_dense: dict[int, np.ndarray] = {}  # anchor -> its row's ends over the vocabulary
         # class key -> [count, tokens, end states, (sorted tokens, distinct ends, index of each
         # token's end) once a second row of the class came] of the row walked first in the class
         self._by_shift: dict[tuple, list] = {}
@@ -115,6 +121,41 @@ class LazyDfaIndex(RowIndex):
         self.n_shifted += 1
         order = np.argsort(x_tok, kind="stable")  # a few hundred tokens at most
         return kernels().merge_renamed(tok, where, moved, x_tok[order], x_end[order])
+
+    def _row_arrays(self, state: int, deadline: Deadline) -> tuple[np.ndarray, np.ndarray]:
+        got = self._sibling_row(state, deadline)
+        return got if got is not None else super()._row_arrays(state, deadline)
+
+    def _sibling_row(self, state: int, deadline: Deadline) -> tuple[np.ndarray, np.ndarray] | None:
+        """`sibling_rows.sibling_row` of ``state`` from its wide anchor's row, or None: walk it (no
+        anchor, a counter's or guarded state, or most first bytes lead elsewhere from the two)."""
+        if not self.sibling_rows or self._anchor_row or self.lazy.has_guards or self._has_blocks(state):
+            return None
+        k = kernels()
+        trie = k.vocabulary_preorder(self.vocabulary)
+        with self.lazy.within(deadline):
+            anchor = k.wide_anchor(self.dfa, state, self.lazy)
+            if anchor < 0 or anchor == state or self._has_blocks(anchor):
+                return None
+            differ = k.differing_bytes(self.dfa, self.lazy, state, anchor)
+        fb = k.first_bytes(trie, self.vocabulary)
+        if int(fb.weight[differ].sum()) * k.MAX_WALKED_SHARE > trie.n_nodes:
+            return None
+        dense = self._anchor_dense.get(anchor)
+        if dense is None:
+            self._anchor_row = True
+            try:
+                row = self.row(anchor)  # the text's own row: made once, read by every sibling
+            finally:
+                self._anchor_row = False
+            text = row.next_states != FINISHED
+            dense = k.dense_ends(row.tokens[text], row.next_states[text], self.vocabulary.size)
+            self._anchor_dense[anchor] = dense
+            self._charge(dense.nbytes)
+        with self.lazy.within(deadline):
+            got = k.sibling_row(self.dfa, state, dense, differ, trie, fb, self.lazy, deadline, self.steps)
+        self.n_sibling += 1
+        return got
 
     def _has_blocks(self, state: int) -> bool:
         """Whether ``state``'s set holds a block's (virtual, negative, sorted first) NFA states: no

@@ -76,6 +76,39 @@ def sorted_packed_row(
 
 
 @numba.njit(cache=True, nogil=True)
+def replaced_row(dense, lo, hi, tok_ids, x_tok, x_end, absent):  # pragma: no cover - compiled
+    """A row kept as ends over the vocabulary (``dense``, ``absent`` where no token) with the tokens
+    ``tok_ids[lo[r]:hi[r]]`` dropped and ``x_tok`` set to ``x_end``, as (tokens, ends) sorted by
+    token, ``dense`` unchanged: another state's row from one that agrees with it on most first
+    bytes (`fsm.index.sibling_rows`), in two passes over the vocabulary.
+
+    >>> d = np.array([5, -3, 7, -3], np.int32)
+    >>> t, e = replaced_row(d, np.array([0]), np.array([1]), np.array([2, 0], np.int32), np.array([1], np.int32), np.array([9], np.int32), -3)
+    >>> t.tolist(), e.tolist()
+    ([0, 1], [5, 9])
+    """
+    full = dense.copy()
+    for r in range(len(lo)):
+        for i in range(lo[r], hi[r]):
+            full[tok_ids[i]] = absent
+    for i in range(len(x_tok)):
+        full[x_tok[i]] = x_end[i]
+    m = 0
+    for t in range(len(full)):
+        if full[t] != absent:
+            m += 1
+    out_t = np.empty(m, np.int32)
+    out_e = np.empty(m, np.int32)
+    m = 0
+    for t in range(len(full)):
+        if full[t] != absent:
+            out_t[m] = t
+            out_e[m] = full[t]
+            m += 1
+    return out_t, out_e
+
+
+@numba.njit(cache=True, nogil=True)
 def _merge(in_tok, in_end, names, x_tok, x_end):  # pragma: no cover - compiled
     n = len(in_tok) + len(x_tok)
     tok = np.empty(n, np.int32)

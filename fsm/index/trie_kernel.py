@@ -37,7 +37,7 @@ from ..limits import Deadline
 from ..vocabulary import TokenTrie, Vocabulary
 from .contract import OnDemand
 from .preorder import PreorderTrie, preorder
-from .row_sort import merge_renamed, sorted_row
+from .row_sort import merge_renamed, replaced_row, sorted_row
 from .steps import Steps, _chain_to_expand, _uniform_chain
 from .walk_arrays import guard_arrays_of, step_arrays, walk_view
 
@@ -403,6 +403,8 @@ def warm_kernel() -> None:
     sorted_row(tok, end, v.size, -3)
     for dtype in (np.int32, np.int16):  # a counter class's kept ends, a shape's
         merge_renamed(tok, np.zeros(len(tok), dtype), end[:1], tok[:0], end[:0])
+    dense = np.full(v.size, -3, np.int32)  # a sibling row (`fsm.index.sibling_rows`)
+    replaced_row(dense, np.zeros(1, np.int64), np.ones(1, np.int64), tok, tok[:1], end[:1], -3)
 
 
 _compiled = threading.Event()

@@ -50,7 +50,9 @@ def test_shaped_rows_equal_walked_rows(schema, exact, vocab):
     index = fsm.compile(fsm.JsonSchema(schema, exact=exact), vocab, cache=False)
     assert isinstance(index, LazyDfaIndex)
     # all read one automaton, so their end states are comparable ids
-    walked = LazyDfaIndex(index.lazy, vocab, limits=index.limits, shaped_rows=False, shift_rows=False)
+    walked = LazyDfaIndex(
+        index.lazy, vocab, limits=index.limits, shaped_rows=False, shift_rows=False, sibling_rows=False
+    )
     n_shaped = 0
     # two shaped indexes along the same walks: a shape is walked on its second sighting
     for shaped in (LazyDfaIndex(index.lazy, vocab, limits=index.limits) for _ in range(2)):

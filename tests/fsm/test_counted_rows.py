@@ -45,6 +45,7 @@ def _walked(index: LazyDfaIndex) -> LazyDfaIndex:
         shift_rows=False,
         shaped_rows=False,
         shared_blocks=False,
+        sibling_rows=False,
     )
 
 

@@ -1,0 +1,136 @@
+"""A wide row from the row of the state most of its bytes lead to: only the first bytes that differ walked.
+
+Some states inside free text also follow something narrower: a key that may be any string or one of
+the declared names not written yet (``additionalProperties: true``), text that may hold an
+unanchored pattern's next character (``"pattern": "[0-9a-f]{8}-..."`` inside a free string). Such a
+state is no string body of its own (`fsm.index.body_rows`: the narrower part makes a new state at
+every position), so each one walked the whole trie (~49k tokens on SmolLM2: ~0.4 ms compiled) and
+sorted what it found (~0.1 ms), and a schema's every key position, or every character of its uuid,
+is such a state.
+
+A token's end depends only on the state after its first byte. Most of such a state's bytes lead where
+they lead from its *anchor* — the state `body_rows.WIDE` or more of its bytes lead to, the free text
+alone, which loops on them. So its row is the anchor's row less the tokens whose first byte leads
+elsewhere from the two, plus a walk of those first bytes' subtrees from where each leads
+(`sibling_row`). Exact for any pair of states; used when the differing subtrees are a small part of
+the trie and the anchor's row is made anyway (it loops: the text's own row).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..automata import ByteDFA
+from ..limits import Deadline
+from ..vocabulary import Vocabulary
+from .contract import OnDemand
+from .preorder import PreorderTrie
+from .row_sort import replaced_row
+from .steps import Steps
+from .trie_kernel import walk_below
+from .walk_arrays import walk_view
+
+MAX_WALKED_SHARE = 4  # differing subtrees over 1/4 of the trie's nodes: the row is walked whole
+ABSENT = -3  # no end: the token is not in the row
+
+
+class FirstBytes:
+    """Per vocabulary: the trie node of each first byte (-1: none) and the nodes of its subtree."""
+
+    def __init__(self, trie: PreorderTrie):
+        self.node = np.full(256, -1, np.int64)
+        depth1 = np.flatnonzero(trie.depth == 1)
+        self.node[trie.label[depth1].astype(np.int64)] = depth1
+        self.weight = np.zeros(256, np.int64)  # nodes below each first byte, its own included
+        has = self.node >= 0
+        self.weight[has] = trie.size[self.node[has]]
+
+
+def first_bytes(trie: PreorderTrie, vocab: Vocabulary) -> FirstBytes:
+    """`FirstBytes` of ``vocab``'s trie ``trie`` (kept on the vocabulary).
+
+    >>> from fsm.index.kernels import kernels
+    >>> v = Vocabulary([b"a", b"ab", b"b", None], eos_token_ids=[3])
+    >>> fb = first_bytes(kernels().vocabulary_preorder(v), v)
+    >>> int(fb.weight[ord("a")]), int(fb.node[ord("c")])
+    (2, -1)
+    """
+    return vocab.derived("first_bytes", lambda: FirstBytes(trie))
+
+
+def dense_ends(tok: np.ndarray, end: np.ndarray, size: int) -> np.ndarray:
+    """A row as an array over the vocabulary: each token's end state, `ABSENT` for the others.
+
+    >>> dense_ends(np.array([2, 0]), np.array([7, 5]), 4).tolist()
+    [5, -3, 7, -3]
+    """
+    dense = np.full(size, ABSENT, np.int32)
+    dense[tok] = end
+    return dense
+
+
+def differing_bytes(dfa: ByteDFA, on_demand: OnDemand | None, state: int, anchor: int) -> np.ndarray:
+    """The bytes that lead elsewhere from ``state`` than from ``anchor`` (both expanded), a mask.
+
+    >>> from fsm.regex import regex_to_dfa
+    >>> d = regex_to_dfa("[a-z]*|x1")
+    >>> np.flatnonzero(differing_bytes(d, None, d.initial, d.step(d.initial, ord("q")))).tolist()
+    [120]
+    """
+    tbl, rows, bc, _, _ = walk_view(dfa, on_demand, False)
+    return tbl[rows[state], bc] != tbl[rows[anchor], bc]
+
+
+def sibling_row(
+    dfa: ByteDFA,
+    state: int,
+    anchor_dense: np.ndarray,
+    differ: np.ndarray,
+    trie: PreorderTrie,
+    fb: FirstBytes,
+    on_demand: OnDemand | None,
+    deadline: Deadline | None,
+    steps: Steps | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(tokens, end states) of ``state``, sorted, EOS left out: the anchor's row (``anchor_dense``, a
+    `dense_ends` without EOS) less the tokens whose first byte is in ``differ`` (`differing_bytes`),
+    with a walk of those first bytes' subtrees from where each leads from ``state``.
+
+    >>> from fsm.index.kernels import kernels
+    >>> from fsm.regex import regex_to_dfa
+    >>> v = Vocabulary([b"a", b"x", b"x1", b"ab", b"1", None], eos_token_ids=[5])
+    >>> d, t = regex_to_dfa("[a-z]*|x1"), kernels().vocabulary_preorder(v)
+    >>> q = d.step(d.initial, ord("q")); a = dense_ends(*kernels().walk_row(d, q, t), v.size)
+    >>> tok, end = sibling_row(d, d.initial, a, differing_bytes(d, None, d.initial, q), t, first_bytes(t, v), None, None, None)
+    >>> tok.tolist() == sorted(kernels().walk_row(d, d.initial, t)[0].tolist())
+    True
+    """
+    tbl, rows, bc, _, _ = walk_view(dfa, on_demand, False)
+    lo, hi, starts_s, starts_n, at_tok, at_end = [], [], [], [], [], []
+    for b in np.flatnonzero(differ).tolist():
+        node = int(fb.node[b])
+        if node < 0:
+            continue
+        first = int(trie.tok_start[node])
+        lo.append(first)  # the anchor's tokens that start with b: one run of the trie's ids
+        hi.append(int(trie.tok_start[node + int(trie.size[node])]))
+        to = int(tbl[rows[state], bc[b]])
+        if to < 0:
+            continue
+        starts_s.append(to)
+        starts_n.append(node)
+        for k in range(int(trie.tok_count[node])):  # the one-byte tokens themselves
+            at_tok.append(int(trie.tok_ids[first + k]))
+            at_end.append(to)
+    below_tok, below_end = walk_below(
+        dfa,
+        (np.array(starts_s, np.int64), np.array(starts_n, np.int64)),
+        trie,
+        on_demand=on_demand,
+        deadline=deadline,
+        steps=steps,
+    )
+    x_tok = np.concatenate([np.array(at_tok, np.int32), below_tok.astype(np.int32)])
+    x_end = np.concatenate([np.array(at_end, np.int32), below_end.astype(np.int32)])
+    lo_hi = np.array(lo, np.int64), np.array(hi, np.int64)
+    return replaced_row(anchor_dense, *lo_hi, trie.tok_ids, x_tok, x_end, ABSENT)

@@ -1,0 +1,97 @@
+"""A wide row made from its anchor's row (`fsm.index.sibling_rows`) equals the row a fresh trie walk
+computes — same tokens, end states of the same NFA sets, same mask — at every step of random walks
+over schemas whose free text also follows something narrower: keys that are any string or a declared
+name, a free string that must hold an unanchored pattern, a free string or one of a few values."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import numpy as np
+import pytest
+
+import fsm
+from fsm.index import LazyDfaIndex
+from fsm.index.kernels import kernels
+from fsm.index.sibling_rows import dense_ends, differing_bytes, first_bytes, sibling_row
+from fsm.testing import check_same_row
+
+_NAMES = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa"]
+SCHEMAS = [
+    # every key position: the declared names left, or any string (an extra key)
+    {
+        "type": "object",
+        "properties": {k: {"type": "string"} for k in _NAMES},
+        "additionalProperties": True,
+    },
+    # free text that must hold a uuid somewhere: each of its characters is a state of its own
+    {"type": "string", "pattern": "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}"},
+    # an enum value or free text
+    {"type": "array", "items": {"anyOf": [{"enum": ["north", "south", "east", "west"]}, {"type": "string"}]}},
+]
+
+
+def _walked(index: LazyDfaIndex) -> LazyDfaIndex:
+    return LazyDfaIndex(
+        index.lazy,
+        index.vocabulary,
+        limits=index.limits,
+        shift_rows=False,
+        shaped_rows=False,
+        shared_blocks=False,
+        sibling_rows=False,
+    )
+
+
+@pytest.mark.parametrize("exact", [False, True])
+@pytest.mark.parametrize("schema", SCHEMAS, ids=[json.dumps(s)[:50] for s in SCHEMAS])
+def test_sibling_rows_equal_walked_rows(schema, exact, vocab, tokenizer):
+    index = fsm.compile(fsm.JsonSchema(schema, exact=exact), vocab, cache=False)
+    assert isinstance(index, LazyDfaIndex)
+    walked = _walked(index)
+    rng = random.Random(json.dumps(schema) + str(exact))
+    # random walks rarely stay inside a narrow part; prefixes of its words lead there
+    starts = ['{"', '{"alpha":"x","', '{"be', '"', '"12ab', '"x 0a1b2c3d-', '["', '["nor', '["x","ea']
+    for start in starts:
+        m = index.matcher()
+        try:
+            for t in tokenizer.encode(start, add_special_tokens=False):
+                m.advance(t)
+        except fsm.TokenRejected:
+            continue
+        for _ in range(12):
+            check_same_row(index, walked, m.state)
+            allowed = m.allowed_token_ids()
+            # mostly one-byte tokens, so that the walk stays near the narrow part
+            short = [int(t) for t in allowed if len(vocab.token_bytes(int(t)) or b"") == 1]
+            m.advance(rng.choice(short or allowed.tolist()))
+            if m.is_finished():
+                break
+    # in exact mode the whitespace and any key order make a key's start a string body of its own,
+    # whose row comes from its shape (`fsm.index.body_rows`) before any anchor is looked for
+    made = index.n_sibling if not exact else index.n_sibling + index.n_shaped
+    assert made > 0, "no row came from its anchor's: the test would not test it"
+
+
+def test_sibling_row_is_the_walked_row_for_any_pair_of_states(vocab):
+    """Exact for any two states, not only a state and its anchor: the first bytes that differ are walked."""
+    d = fsm.compile(fsm.Regex("[a-z ]{0,40}|x[0-9]+|(ab)+"), vocab, cache=False).dfa
+    trie = kernels().vocabulary_preorder(vocab)
+    fb = first_bytes(trie, vocab)
+    states = [
+        d.initial,
+        d.step(d.initial, ord("q")),
+        d.step(d.initial, ord("x")),
+        d.step(d.initial, ord("a")),
+    ]
+    for s in states:
+        for a in states:
+            if min(s, a) < 0:
+                continue
+            dense = dense_ends(*kernels().walk_row(d, a, trie), vocab.size)
+            tok, end = sibling_row(d, s, dense, differing_bytes(d, None, s, a), trie, fb, None, None, None)
+            w_tok, w_end = kernels().walk_row(d, s, trie)
+            order = np.argsort(w_tok)
+            assert tok.tolist() == w_tok[order].tolist()
+            assert end.tolist() == w_end[order].tolist()
