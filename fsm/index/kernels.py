@@ -35,6 +35,7 @@ def kernels() -> SimpleNamespace:
             dense_ends,
             differing_bytes,
             first_bytes,
+            same_beyond_ascii,
             sibling_row,
         )  # lazy: numba
         from .steps import Steps  # lazy: numba
@@ -51,6 +52,7 @@ def kernels() -> SimpleNamespace:
             merge_renamed=merge_renamed,
             pack_tokens=pack_tokens,
             preorder=preorder,
+            same_beyond_ascii=same_beyond_ascii,
             shaped_row=shaped_row,
             sibling_row=sibling_row,
             sorted_packed_row=sorted_packed_row,

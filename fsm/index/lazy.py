@@ -140,7 +140,12 @@ class LazyDfaIndex(RowIndex):
             differ = k.differing_bytes(self.dfa, self.lazy, state, anchor)
         fb = k.first_bytes(trie, self.vocabulary)
         if int(fb.weight[differ].sum()) * k.MAX_WALKED_SHARE > trie.n_nodes:
-            return None
+            if not k.same_beyond_ascii(self.lazy, state, anchor):
+                return None
+            differ = differ.copy()  # the lead bytes' targets differ by name only: the anchor's
+            differ[0x80:] = False
+            if int(fb.weight[differ].sum()) * k.MAX_WALKED_SHARE > trie.n_nodes:
+                return None
         dense = self._anchor_dense.get(anchor)
         if dense is None:
             self._anchor_row = True

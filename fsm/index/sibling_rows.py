@@ -81,6 +81,33 @@ def differing_bytes(dfa: ByteDFA, on_demand: OnDemand | None, state: int, anchor
     return tbl[rows[state], bc] != tbl[rows[anchor], bc]
 
 
+def same_beyond_ascii(lazy: OnDemand, state: int, anchor: int) -> bool:
+    """Whether every character past ASCII takes ``state`` and ``anchor`` to the same NFA states (their
+    sets' character edges agree there), so that each lead byte's target inside a character, though
+    made apart for each (`automata.utf8_chains`), has one language: on a vocabulary with half its
+    trie inside multi-byte characters (Gemma's), those subtrees are the anchor's, not walked.
+
+    >>> from fsm.automata import LazyByteDFA, alt, cls, lit, node_nfa, rep, seq
+    >>> def pair(word):  # free text or ``word``: its start against the text alone
+    ...     lazy = LazyByteDFA(*node_nfa(alt(rep(cls((97, 0x10FFFF)), 0, None), lit(word))))
+    ...     return same_beyond_ascii(lazy, lazy.initial, lazy.step(lazy.initial, ord("q")))
+    >>> pair("x!"), pair("\u00e9!")
+    (True, False)
+    """
+    n_real = lazy.n_real  # type: ignore[attr-defined]
+
+    def edges(d: int) -> set[tuple[int, int, int]] | None:
+        out = set()
+        for q in lazy.state_set(d):  # type: ignore[attr-defined]
+            if q < 0 or q >= n_real:
+                return None  # a block's or a character's inside: not read here
+            out.update((max(lo, 0x80), hi, t) for lo, hi, t in lazy.char_edges(q) if hi >= 0x80)  # type: ignore[attr-defined]
+        return out
+
+    a, b = edges(state), edges(anchor)
+    return a is not None and a == b
+
+
 def sibling_row(
     dfa: ByteDFA,
     state: int,
