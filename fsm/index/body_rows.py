@@ -288,11 +288,13 @@ def _body(table, rows, bc, root, expanded, ok_at, fail_at):  # pragma: no cover 
     return n, order, shape, need[:0]
 
 
-def body_of(dfa: ByteDFA, state: int, on_demand: OnDemand | None) -> tuple[np.ndarray, np.ndarray] | None:
+def body_of(
+    dfa: ByteDFA, state: int, on_demand: OnDemand | None, anchor: int | None = None
+) -> tuple[np.ndarray, np.ndarray] | None:
     """(the body's states in breadth-first order from ``state``, its shape: ``shape[x, byte]`` = a
     body state, -1 dead or `_EXIT`) — or None unless `WIDE` bytes or more lead from ``state`` to a
     state that loops on `WIDE` bytes (the *anchor*; the body is what returns to it), or when the body
-    is over `MAX_BODY` states. Expands the states it reads.
+    is over `MAX_BODY` states. Expands the states it reads. ``anchor``: `wide_anchor`'s, when known.
 
     >>> from fsm.regex import regex_to_dfa
     >>> d = regex_to_dfa('"[^"]*"')
@@ -301,7 +303,7 @@ def body_of(dfa: ByteDFA, state: int, on_demand: OnDemand | None) -> tuple[np.nd
     (8, 0, -2)
     """
     bc = np.asarray(dfa.byte_class, dtype=np.int64)
-    if wide_anchor(dfa, state, on_demand) < 0:
+    if (wide_anchor(dfa, state, on_demand) if anchor is None else anchor) < 0:
         return None
     tbl, rows, flags = _view(dfa, on_demand)
     ok_at = fail_at = np.zeros(0, np.int64)
@@ -356,14 +358,15 @@ def shaped_row(
     steps: Steps | None,
     vocab: Vocabulary,
     eos: tuple[np.ndarray, int] | None = None,
+    anchor: int | None = None,
 ) -> ShapedRow | None:
     """``state``'s row from its body's shape and a walk of what leaves it (EOS ids ``eos[0]``
     leading to ``eos[1]`` added), or None (not a wide loop, or its shape's first sighting: walk the
     row). Its tokens and ends are
-    `trie_kernel.walk_row`'s pairs, sorted."""
+    `trie_kernel.walk_row`'s pairs, sorted. ``anchor``: `wide_anchor`'s, when known."""
     if getattr(on_demand, "has_guards", False):
         return None  # a guarded state's row defers nodes (`fsm.index.guarded`): walked whole
-    body = body_of(dfa, state, on_demand)
+    body = body_of(dfa, state, on_demand, anchor)
     if body is None:
         return None
     states, shape = body

@@ -29,7 +29,13 @@ def kernels() -> SimpleNamespace:
         # lazy: numba must not be loaded by `import fsm` (the module docstring says why)
         from .body_rows import shaped_row, wide_anchor  # lazy: numba
         from .preorder import PreorderTrie, preorder, vocabulary_preorder  # lazy: numba
-        from .row_sort import merge_renamed, pack_tokens, sorted_packed_row, sorted_row  # lazy: numba
+        from .row_sort import (
+            merge_renamed,
+            pack_tokens,
+            small_sorted_row,
+            sorted_packed_row,
+            sorted_row,
+        )  # lazy: numba
         from .sibling_rows import (
             MAX_WALKED_SHARE,
             dense_ends,
@@ -55,6 +61,7 @@ def kernels() -> SimpleNamespace:
             same_beyond_ascii=same_beyond_ascii,
             shaped_row=shaped_row,
             sibling_row=sibling_row,
+            small_sorted_row=small_sorted_row,
             sorted_packed_row=sorted_packed_row,
             sorted_row=sorted_row,
             vocabulary_preorder=vocabulary_preorder,

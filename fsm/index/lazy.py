@@ -59,6 +59,7 @@ class LazyDfaIndex(RowIndex):
         self.n_sibling = 0  # rows made from their anchor's so far
         self._anchor_row = False  # an anchor's row is being made: walked, never from its own anchor
         self._anchor_dense: dict[int, np.ndarray] = {}  # anchor -> its row's ends over the vocabulary
+        self._anchor = (-1, -1)  # (state, its wide anchor) of the row being made
         # class key -> [count, tokens, end states, (sorted tokens, distinct ends, index of each
         # token's end) once a second row of the class came] of the row walked first in the class
         self._by_shift: dict[tuple, list] = {}
@@ -131,12 +132,12 @@ class LazyDfaIndex(RowIndex):
         anchor, a counter's or guarded state, or most first bytes lead elsewhere from the two)."""
         if not self.sibling_rows or self._anchor_row or self.lazy.has_guards or self._has_blocks(state):
             return None
+        anchor = self._wide_anchor(state, deadline)
+        if anchor < 0 or anchor == state or self._has_blocks(anchor):
+            return None
         k = kernels()
         trie = k.vocabulary_preorder(self.vocabulary)
         with self.lazy.within(deadline):
-            anchor = k.wide_anchor(self.dfa, state, self.lazy)
-            if anchor < 0 or anchor == state or self._has_blocks(anchor):
-                return None
             differ = k.differing_bytes(self.dfa, self.lazy, state, anchor)
         fb = k.first_bytes(trie, self.vocabulary)
         if int(fb.weight[differ].sum()) * k.MAX_WALKED_SHARE > trie.n_nodes:
@@ -162,6 +163,13 @@ class LazyDfaIndex(RowIndex):
         self.n_sibling += 1
         return got
 
+    def _wide_anchor(self, state: int, deadline: Deadline) -> int:
+        """`body_rows.wide_anchor` of ``state``, asked once a row (by its shape, then its sibling)."""
+        if self._anchor[0] != state:
+            with self.lazy.within(deadline):
+                self._anchor = (state, kernels().wide_anchor(self.dfa, state, self.lazy))
+        return self._anchor[1]
+
     def _has_blocks(self, state: int) -> bool:
         """Whether ``state``'s set holds a block's (virtual, negative, sorted first) NFA states: no
         shifted or kept row is for a set without (most rows; telling so costs two scans of the set)."""
@@ -185,11 +193,16 @@ class LazyDfaIndex(RowIndex):
             # a counted string's states (virtual NFA states, negative, sort first) never loop, and
             # telling so would expand the next count, which a shifted row never needs
             return None
+        anchor = self._wide_anchor(state, deadline)
+        if anchor < 0:
+            return None  # most rows: narrow
         k = kernels()
         trie = k.vocabulary_preorder(self.vocabulary)
         eos = (self.eos_ids, FINISHED) if self.dfa.accepting[state] else None
         with self.lazy.within(deadline):
-            row = k.shaped_row(self.dfa, state, trie, self.lazy, deadline, self.steps, self.vocabulary, eos)
+            row = k.shaped_row(
+                self.dfa, state, trie, self.lazy, deadline, self.steps, self.vocabulary, eos, anchor
+            )
         if row is not None:
             self._charge(row.nbytes)
             self.n_shaped += 1

@@ -76,6 +76,31 @@ def sorted_packed_row(
 
 
 @numba.njit(cache=True, nogil=True)
+def small_sorted_row(tok, end):  # pragma: no cover - compiled
+    """A narrow row's pairs sorted by token (int32 copies), by insertion: one call where a
+    sortedness test, an argsort and two gathers cost ~5 µs of numpy calls for a few tokens.
+
+    >>> t, e = small_sorted_row(np.array([5, 2, 9], np.int32), np.array([1, 2, 3], np.int32))
+    >>> t.tolist(), e.tolist()
+    ([2, 5, 9], [2, 1, 3])
+    """
+    n = len(tok)
+    out_t = np.empty(n, np.int32)
+    out_e = np.empty(n, np.int32)
+    for i in range(n):
+        t = tok[i]
+        e = end[i]
+        j = i
+        while j > 0 and out_t[j - 1] > t:
+            out_t[j] = out_t[j - 1]
+            out_e[j] = out_e[j - 1]
+            j -= 1
+        out_t[j] = t
+        out_e[j] = e
+    return out_t, out_e
+
+
+@numba.njit(cache=True, nogil=True)
 def replaced_row(dense, lo, hi, tok_ids, x_tok, x_end, absent):  # pragma: no cover - compiled
     """A row kept as ends over the vocabulary (``dense``, ``absent`` where no token) with the tokens
     ``tok_ids[lo[r]:hi[r]]`` dropped and ``x_tok`` set to ``x_end``, as (tokens, ends) sorted by

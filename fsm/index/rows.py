@@ -29,6 +29,8 @@ from .kernels import kernels
 
 FINISHED = -2  # the "state" after EOS
 _CHUNK = 256  # states walked together by build_all: bounds the walk's memory on big automata
+_SMALL_ROW = 64  # rows of at most this many tokens are sorted by insertion, in one compiled call
+_WHOLE_KEY = 256  # rows of at most this many tokens are shared by their whole token list as key
 
 
 @dataclass(eq=False)
@@ -170,7 +172,11 @@ class RowIndex(ABC):
             tok = np.concatenate([tok, self.eos_ids])
             end = np.concatenate([end, np.full(len(self.eos_ids), FINISHED, dtype=np.int32)])
         packed = None
-        if _sorted(tok):  # a row derived from a sorted one (`LazyDfaIndex`'s counter shifts)
+        if len(tok) <= _SMALL_ROW:  # most rows: a few tokens
+            tok, end = kernels().small_sorted_row(
+                np.ascontiguousarray(tok, np.int32), np.ascontiguousarray(end, np.int32)
+            )
+        elif _sorted(tok):  # a row derived from a sorted one (`LazyDfaIndex`'s counter shifts)
             tok, end = tok.astype(np.int32, copy=False), end.astype(np.int32, copy=False)
             if len(tok) * 32 > self.vocabulary.size:
                 packed = kernels().pack_tokens(tok, self.vocabulary.size)
@@ -201,10 +207,12 @@ class RowIndex(ABC):
 
     def _share(self, tok: np.ndarray) -> tuple[np.ndarray, list]:
         """The array of an earlier row with the same tokens (else ``tok``) and its packed-mask slot."""
-        key = (len(tok), tok[:: max(1, len(tok) // 64)].tobytes())
+        small = len(tok) <= _WHOLE_KEY
+        # a small row's key is its tokens themselves: found by the hash, no comparison
+        key = tok.tobytes() if small else (len(tok), tok[:: len(tok) // 64].tobytes())
         bucket = self._shared.setdefault(key, [])
         for arr, slot in bucket:
-            if np.array_equal(arr, tok):
+            if small or np.array_equal(arr, tok):
                 return arr, slot
         slot = [None]
         bucket.append((tok, slot))

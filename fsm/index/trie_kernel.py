@@ -37,7 +37,7 @@ from ..limits import Deadline
 from ..vocabulary import TokenTrie, Vocabulary
 from .contract import OnDemand
 from .preorder import PreorderTrie, preorder
-from .row_sort import merge_renamed, replaced_row, sorted_row
+from .row_sort import merge_renamed, replaced_row, small_sorted_row, sorted_row
 from .steps import Steps, _chain_to_expand, _uniform_chain
 from .walk_arrays import guard_arrays_of, step_arrays, walk_view
 
@@ -252,7 +252,9 @@ def walk_row(
             on_demand.ensure(int(q))  # an int: no array round trip per step of a long chain
             tbl, rows, _, _, flags = walk_view(dfa, on_demand, labels_are_classes)
     starts = (np.array([state], dtype=np.int64), np.zeros(1, dtype=np.int64))
-    return walk_below(dfa, starts, trie, labels_are_classes, on_demand, deadline, steps, deferred)
+    # `walk_below` less its expansion of the start, made above
+    with _scratch(len(trie.tok_ids), trie.n_nodes) as bufs:
+        return _rounds(dfa, trie, labels_are_classes, starts, steps, on_demand, deadline, bufs, deferred)
 
 
 def walk_below(
@@ -401,6 +403,7 @@ def warm_kernel() -> None:
     lazy = LazyByteDFA(*node_nfa(rep(cls((0x61, 0x61), (0xE9, 0xE9)), 0, 3)))  # an on-demand DFA
     walk_row(lazy.as_byte_dfa(), lazy.initial, preorder(v.trie), on_demand=lazy)
     sorted_row(tok, end, v.size, -3)
+    small_sorted_row(tok, end)
     for dtype in (np.int32, np.int16):  # a counter class's kept ends, a shape's
         merge_renamed(tok, np.zeros(len(tok), dtype), end[:1], tok[:0], end[:0])
     dense = np.full(v.size, -3, np.int32)  # a sibling row (`fsm.index.sibling_rows`)
