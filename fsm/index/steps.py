@@ -18,6 +18,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+_FEW = 16  # distinct targets a row's uniform step is counted among before it is sorted instead
+
 
 @numba.njit(cache=True, nogil=True)
 def _step_of(table, rows, byte_class, n_labels, s, steps, masks, known, expanded):  # pragma: no cover
@@ -31,12 +33,36 @@ def _step_of(table, rows, byte_class, n_labels, s, steps, masks, known, expanded
     row = np.empty(n_labels, np.int64)
     for b in range(n_labels):
         row[b] = table[rows[s], byte_class[b]]
-    srt = np.sort(row)
-    best, best_n, run = -1, 0, 0
-    for i in range(n_labels):
-        run = run + 1 if i and srt[i] == srt[i - 1] else 1
-        if srt[i] >= 0 and run > best_n:
-            best, best_n = srt[i], run
+    # a row has a few distinct targets (dead, a loop, an exit or two): counted in a short list,
+    # not by a sort of its 256 labels (~3x the time); a row of many is sorted
+    cand = np.empty(_FEW, np.int64)
+    cnt = np.zeros(_FEW, np.int64)
+    n_cand = 0
+    for b in range(n_labels):
+        t = row[b]
+        if t < 0:
+            continue
+        i = 0
+        while i < n_cand and cand[i] != t:
+            i += 1
+        if i == n_cand:
+            if n_cand == _FEW:
+                break
+            cand[i] = t
+            n_cand += 1
+        cnt[i] += 1
+    best, best_n = -1, 0
+    if n_cand < _FEW:
+        for i in range(n_cand):
+            if cnt[i] > best_n or (cnt[i] == best_n and cand[i] < best):
+                best, best_n = cand[i], cnt[i]
+    else:
+        srt = np.sort(row)
+        run = 0
+        for i in range(n_labels):
+            run = run + 1 if i and srt[i] == srt[i - 1] else 1
+            if srt[i] >= 0 and run > best_n:
+                best, best_n = srt[i], run
     for w in range(4):
         masks[s, w] = 0
     for b in range(n_labels):
