@@ -18,7 +18,28 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-_FEW = 16  # distinct targets a row's uniform step is counted among before it is sorted instead
+FEW = 16  # distinct targets a row's labels are counted among (`target_counts`) before it is sorted instead
+
+
+@numba.njit(cache=True, nogil=True)
+def target_counts(table, rows, byte_class, n_labels, s, cand, cnt):  # pragma: no cover - compiled
+    """The labels of expanded state ``s`` counted per live target: ``cand[i]`` led to by ``cnt[i]``
+    labels (``cnt`` zeroed), the number of targets — or -1 past ``len(cand)`` of them."""
+    n = 0
+    for b in range(n_labels):
+        t = table[rows[s], byte_class[b]]
+        if t < 0:
+            continue
+        i = 0
+        while i < n and cand[i] != t:
+            i += 1
+        if i == n:
+            if n == len(cand):
+                return -1
+            cand[i] = t
+            n += 1
+        cnt[i] += 1
+    return n
 
 
 @numba.njit(cache=True, nogil=True)
@@ -35,24 +56,11 @@ def _step_of(table, rows, byte_class, n_labels, s, steps, masks, known, expanded
         row[b] = table[rows[s], byte_class[b]]
     # a row has a few distinct targets (dead, a loop, an exit or two): counted in a short list,
     # not by a sort of its 256 labels (~3x the time); a row of many is sorted
-    cand = np.empty(_FEW, np.int64)
-    cnt = np.zeros(_FEW, np.int64)
-    n_cand = 0
-    for b in range(n_labels):
-        t = row[b]
-        if t < 0:
-            continue
-        i = 0
-        while i < n_cand and cand[i] != t:
-            i += 1
-        if i == n_cand:
-            if n_cand == _FEW:
-                break
-            cand[i] = t
-            n_cand += 1
-        cnt[i] += 1
+    cand = np.empty(FEW, np.int64)
+    cnt = np.zeros(FEW, np.int64)
+    n_cand = target_counts(table, rows, byte_class, n_labels, s, cand, cnt)
     best, best_n = -1, 0
-    if n_cand < _FEW:
+    if n_cand >= 0:
         for i in range(n_cand):
             if cnt[i] > best_n or (cnt[i] == best_n and cand[i] < best):
                 best, best_n = cand[i], cnt[i]
