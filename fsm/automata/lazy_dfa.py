@@ -34,6 +34,9 @@ from .state_rows import StateRows
 from .utf8_chains import LEAD, CharacterStates, Utf8Chains
 
 _WHAT = "the automaton"
+# Bytes held by a set of one NFA state: as the key of `_one`, and as a closed set (`_closed`).
+_ONE_KEY = SET_BYTES + SET_MEMBER_BYTES + EDGE_BYTES
+_CLOSED_ONE = SET_BYTES + SET_MEMBER_BYTES + 2 * EDGE_BYTES
 
 
 class LazyByteDFA(StateRows, GuardPoints, CharacterStates, DeadlineScope):
@@ -86,6 +89,7 @@ class LazyByteDFA(StateRows, GuardPoints, CharacterStates, DeadlineScope):
         # (most lead bytes' of a loop inside a string and of the state before it; ~half of those
         # expanded repeat one), and its row holds no lead byte's target of its own to tell them apart.
         self._chain_rows: dict[tuple[int, ...], int] = {}
+        self._ticks = 0  # expansions: the deadline is checked every 16
         self._init_rows()  # per state: its set, flags, row (`state_rows`)
         self._points = counters.guards if counters is not None else {}  # guard points (`guard_points`)
         self.initial = self._state_of_one(start)
@@ -158,7 +162,7 @@ class LazyByteDFA(StateRows, GuardPoints, CharacterStates, DeadlineScope):
         if d is None:
             d = self._closed(self._closure(q))
             # what a set key cost before (kept so that budgets trip where they did)
-            self.budget.charge(SET_BYTES + SET_MEMBER_BYTES + EDGE_BYTES, _WHAT)
+            self.budget.charge(_ONE_KEY, _WHAT)
             self._one[q] = d
         return d
 
@@ -199,7 +203,9 @@ class LazyByteDFA(StateRows, GuardPoints, CharacterStates, DeadlineScope):
         if self._points and self._galt[d] >= 0:
             self._expand_guarded(d)
             return
-        self.budget.tick(self._made, _WHAT)
+        self._ticks += 1
+        if not self._ticks & 15:  # (the state count is checked as states are made: `_new`)
+            self.budget.deadline.check(_WHAT)
         s = self._sets[d] or self._set(d)
         inside = bool(s) and s[0] >= self._n_real and self._calls is None
         if inside:  # inside a character: sets repeat
@@ -209,10 +215,21 @@ class LazyByteDFA(StateRows, GuardPoints, CharacterStates, DeadlineScope):
                 return
         # most sets are one NFA state (a string's loop, a chain state): its edges, nearly always
         # sorted (else not `disjoint`: `overlay` sorts them)
-        ev = self._byte_edges(s[0]) if len(s) == 1 else self._edges_of(s)
+        if len(s) == 1:
+            q = s[0]
+            ev = self._btrans[q] if 0 <= q < self._n_real and self._calls is None else None
+            if ev is None:
+                ev = self._byte_edges(q)
+        else:
+            ev = self._edges_of(s)
         if len(ev) > 1 and not disjoint(ev):  # states of the set share bytes: cut where they overlap
             ev = grouped(ev) or list(overlay(ev))
         one, out = self._one, []
+        # A target of one NFA state without epsilon moves (most: a literal's next character, a
+        # string's loop) is its own closed set: made here, not through four calls, and its bytes
+        # charged once for the row (`_state_of_one`, `_closure`, `_closed` charge the same).
+        plain = self._calls is None and not self._points
+        eps, ids, closures, n_real, held = self._eps, self._ids, self._closures, self._n_real, 0
         for x, y, t in ev:
             if t.__class__ is not int:  # several targets (every one `LEAD` on a lead byte: a set is
                 # all inside a character or none)
@@ -222,8 +239,28 @@ class LazyByteDFA(StateRows, GuardPoints, CharacterStates, DeadlineScope):
             else:
                 tgt = one.get(t)
                 if tgt is None:
-                    tgt = self._state_of_one(t)
+                    if plain and 0 <= t < n_real and not eps[t]:
+                        one1 = (t,)
+                        tgt = ids.get(one1)
+                        if tgt is None:
+                            tgt = ids[one1] = self._new(one1)
+                            if t == self._final:
+                                self._accepting[tgt] = True
+                            held += _CLOSED_ONE
+                        one[t] = tgt
+                        held += _ONE_KEY
+                    elif plain:  # its closure memoized (`_closure`), its state made if new
+                        c = closures.get(t) or self._closure(t)
+                        tgt = ids.get(c)
+                        if tgt is None:
+                            tgt = self._closed(c)
+                        one[t] = tgt
+                        held += _ONE_KEY
+                    else:
+                        tgt = self._state_of_one(t)
             out.append((x, y, tgt))
+        if held:
+            self.budget.charge(held, _WHAT)
         base = self._new_row(d) * self.n_classes  # may grow the table: its cells' view after
         self._cuts.write_row(self._cells, base, out)
         self._expanded[d] = True
@@ -247,13 +284,18 @@ class LazyByteDFA(StateRows, GuardPoints, CharacterStates, DeadlineScope):
 
     def ensure(self, rows) -> None:
         """Expand every state in ``rows`` (an int or an array of ints)."""
-        if isinstance(rows, (int, np.integer)):
+        if rows.__class__ is int or isinstance(rows, np.integer):
             if not self._expanded[rows]:
-                started = self._begin()
+                if self._active:
+                    self.expand(int(rows))
+                    return
+                # an outside call (most: a chain's next state, one a call) starts the clock
+                self._active = True
+                self.budget.deadline = self._given or self.limits.deadline()
                 try:
                     self.expand(int(rows))
                 finally:
-                    self._active = self._active and not started
+                    self._active = False
             return
         r = np.asarray(rows).ravel()
         if len(r) <= 8:  # most calls: a walk's start, a round of a few states (a mask costs ~3 µs)

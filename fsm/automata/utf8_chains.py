@@ -104,6 +104,11 @@ class Utf8Chains:
         >>> Utf8Chains.byte_edges([(0x30, 0x39, 4), (0x100, 0x7FF, 5)])
         ((48, 57, 4), (196, 223, -9223372036854775808))
         """
+        for e in char_edges:
+            if e[1] >= 0x80:
+                break
+        else:  # ASCII only (most states: a key's next character, a number's digits): as they are
+            return char_edges if char_edges.__class__ is tuple else tuple(char_edges)
         out = []
         for lo, hi, t in char_edges:
             if lo < 0x80:

@@ -11,7 +11,7 @@ from itertools import pairwise
 
 import pytest
 
-from fsm.automata import LazyByteDFA, cls, lit, node_nfa, rep, seq
+from fsm.automata import LazyByteDFA, alt, cls, lit, node_nfa, opt, rep, seq
 from fsm.automata.byte_classes import ClassCuts
 from fsm.automata.ranges import grouped, overlay
 
@@ -98,3 +98,26 @@ def test_overlay_gives_each_point_the_edges_covering_it():
             want = {t for lo, hi, t in edges if lo <= x <= hi}
             got = [ts for lo, hi, ts in pieces if lo <= x <= hi]
             assert (got[0] if got else set()) == want and len(got) <= 1, (edges, x)
+
+
+def test_each_target_is_the_state_of_its_closed_nfa_set():
+    """A target of one NFA state is made in the expansion itself (the state alone when it has no
+    epsilon move, else its memoized closure): it is still the state of the closed set its byte
+    leads to, and accepts exactly when that set holds the final state."""
+    ws = rep(cls((0x20, 0x20)), 0, None)
+    key = alt(lit('"ab"'), lit('"ac"'), lit('"b"'))
+    node = seq(lit("{"), ws, opt(seq(key, ws, lit(":"), ws, lit("1"))), ws, lit("}"))
+    trans, eps, start, final, _, _ = node_nfa(node)
+    lazy = LazyByteDFA(trans, eps, start, final)
+    lazy.expand_all()
+    assert lazy.n_states > 10
+    for d in range(lazy.n_states):
+        s = lazy.state_set(d)
+        assert bool(lazy.accepting_flags[d]) == (final in s)
+        for b in range(128):
+            nxt = {t for q in s for lo, hi, t in lazy.char_edges(q) if lo <= b <= hi}
+            got = lazy.step(d, b)
+            if not nxt:
+                assert got == -1
+            else:
+                assert lazy.state_set(got) == tuple(sorted(set().union(*(lazy.closure_of(t) for t in nxt))))

@@ -113,3 +113,16 @@ def _smol() -> fsm.Vocabulary:
 
         _VOCAB.append(fsm.Vocabulary.from_tokenizer(AutoTokenizer.from_pretrained(default_model_dir())))
     return _VOCAB[0]
+
+
+def test_ascii_edges_are_their_own_byte_edges():
+    """Character edges all below 0x80 read as bytes as they are (the tuple itself, no copy); one
+    edge past ASCII splits into its ASCII part and lead byte ranges."""
+    from fsm.automata.utf8_chains import LEAD, Utf8Chains
+
+    ascii_edges = ((0x30, 0x39, 4), (0x41, 0x5A, 5))
+    assert Utf8Chains.byte_edges(ascii_edges) is ascii_edges
+    assert Utf8Chains.byte_edges(list(ascii_edges)) == ascii_edges
+    mixed = Utf8Chains.byte_edges([(0x30, 0x39, 4), (0x61, 0xE9, 1)])
+    assert mixed[:2] == ((0x30, 0x39, 4), (0x61, 0x7F, 1))
+    assert [(lo, hi) for lo, hi, t in mixed[2:] if t == LEAD] == [(0xC2, 0xC2), (0xC3, 0xC3)]
