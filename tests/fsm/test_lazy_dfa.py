@@ -121,3 +121,26 @@ def test_each_target_is_the_state_of_its_closed_nfa_set():
                 assert got == -1
             else:
                 assert lazy.state_set(got) == tuple(sorted(set().union(*(lazy.closure_of(t) for t in nxt))))
+
+
+def test_a_literal_is_expanded_to_its_end_in_one_call():
+    """A state reading one byte to one state (a key's characters) is expanded with the states of its
+    literal after it, up to the first that reads more than one byte, which waits to be read; the
+    language is the same."""
+    ws = rep(cls((0x20, 0x20)), 0, None)
+    node = seq(lit('{"name":'), ws, alt(lit("1"), lit("2")), lit("}"))
+    lazy = LazyByteDFA(*node_nfa(node))
+    lazy.ensure(lazy.initial)
+    walk = [lazy.initial]
+    for b in b'{"name":':
+        walk.append(int(lazy.table_buffer[lazy.row_index[walk[-1]], lazy.byte_class[b]]))
+    flags = lazy.expanded_flags
+    assert all(flags[d] for d in walk[:-1]) and not flags[walk[-1]]  # ':' leads to spaces or a digit
+    dfa = lazy.as_byte_dfa()
+    for text, ok in (
+        (b'{"name":1}', True),
+        (b'{"name":  2}', True),
+        (b'{"name":3}', False),
+        (b'{"nam":1}', False),
+    ):
+        assert dfa.accepts(text) == ok, text
