@@ -47,6 +47,10 @@ class ClassCuts:
         # costs several times a list's
         self._cut_list = cuts.tolist()
         self._class_list = self.byte_class.tolist()
+        # per byte: its class when that class is the byte alone, else -1 (a literal's one cell)
+        self.single = [
+            c if self._cut_list[b] and self._cut_list[b + 1] else -1 for b, c in enumerate(self._class_list)
+        ]
 
     @classmethod
     def of_edges(cls, trans, counters=None) -> ClassCuts:

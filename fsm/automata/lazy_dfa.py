@@ -97,10 +97,54 @@ class LazyByteDFA(StateRows, StateSets, GuardPoints, CharacterStates, DeadlineSc
         """Compute the transition row of DFA state ``d`` (and of the literal it begins, if any)."""
         # A literal (a key's characters: one byte out of each state) is expanded on at once: a walk
         # reads its states one after the other, each a round trip through the index otherwise.
-        n = 0
-        while d >= 0 and n < _LITERAL_RUN:
-            d = self._expand_row(d)
-            n += 1
+        d = self._expand_row(d)
+        if d >= 0:
+            self._literal_run(d, _LITERAL_RUN - 1)
+
+    def _literal_run(self, d: int, n: int) -> None:
+        """Expand ``d`` and the states after it while each reads one byte to one NFA state (as
+        `_literal_next` found), ``n`` at most: one cell a row, no pieces to cut nor write."""
+        sets, btrans, one, ids, eps, n_real = (
+            self._sets,
+            self._btrans,
+            self._one,
+            self._ids,
+            self._eps,
+            self._n_real,
+        )
+        single, nc, held = self._cuts.single, self.n_classes, 0
+        while d >= 0 and n > 0:
+            ((b, _, t),) = btrans[sets[d][0]]
+            tgt = one.get(t)
+            if tgt is None:
+                if 0 <= t < n_real and not eps[t]:
+                    one1 = (t,)
+                    tgt = ids.get(one1)
+                    if tgt is None:
+                        tgt = ids[one1] = self._new(one1)
+                        if t == self._final:
+                            self._accepting[tgt] = True
+                        held += _CLOSED_ONE
+                else:
+                    c = self._closure(t)
+                    tgt = ids.get(c)
+                    if tgt is None:
+                        tgt = self._closed(c)
+                one[t] = tgt
+                held += _ONE_KEY
+            c = single[b]
+            if c < 0:
+                raise AssertionError(f"byte {b:#x} shares a byte class of the lazy DFA with others")
+            at = self._new_row(d) * nc + c  # before the cells' view: it may grow the table
+            self._cells[at] = tgt
+            self._expanded[d] = True
+            self._ticks += 1
+            if not self._ticks & 15:
+                self.budget.deadline.check(_WHAT)
+            d = self._literal_next(tgt)
+            n -= 1
+        if held:
+            self.budget.charge(held, _WHAT)
 
     def _expand_row(self, d: int) -> int:
         """Expand ``d``; the next state of its literal to expand, else -1."""
