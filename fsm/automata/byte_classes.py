@@ -48,9 +48,7 @@ class ClassCuts:
         self._cut_list = cuts.tolist()
         self._class_list = self.byte_class.tolist()
         # per byte: its class when that class is the byte alone, else -1 (a literal's one cell)
-        self.single = [
-            c if self._cut_list[b] and self._cut_list[b + 1] else -1 for b, c in enumerate(self._class_list)
-        ]
+        self.single = np.where(cuts[:256] & cuts[1:], self.byte_class, -1).tolist()
 
     @classmethod
     def of_edges(cls, trans, counters=None) -> ClassCuts:
