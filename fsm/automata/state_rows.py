@@ -9,8 +9,10 @@ written through it costs ~0.3 µs, through a numpy index ~0.9, and an expansion 
 
 >>> from fsm.automata import LazyByteDFA, lit, node_nfa
 >>> lazy = LazyByteDFA(*node_nfa(lit("ab")))
->>> lazy.ensure(lazy.initial); int(lazy.row_index[lazy.initial]), lazy.n_states
-(0, 2)
+>>> lazy.ensure(lazy.initial); int(lazy.row_index[lazy.initial]), lazy.n_states  # and "b"'s state: a literal
+(0, 3)
+>>> int(lazy.row_index[lazy.n_states - 1])  # the last: no row, nothing read it
+-1
 """
 
 from __future__ import annotations
