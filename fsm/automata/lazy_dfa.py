@@ -137,7 +137,7 @@ class LazyByteDFA(StateRows, StateSets, GuardPoints, CharacterStates, DeadlineSc
                 raise AssertionError(f"byte {b:#x} shares a byte class of the lazy DFA with others")
             at = self._new_row(d) * nc + c  # before the cells' view: it may grow the table
             self._cells[at] = tgt
-            self._expanded[d] = True
+            self._done[d] = True
             self._ticks += 1
             if not self._ticks & 15:
                 self.budget.deadline.check(_WHAT)
@@ -148,7 +148,7 @@ class LazyByteDFA(StateRows, StateSets, GuardPoints, CharacterStates, DeadlineSc
 
     def _expand_row(self, d: int) -> int:
         """Expand ``d``; the next state of its literal to expand, else -1."""
-        if self._expanded[d]:
+        if self._done[d]:
             return -1
         if self._points and self._galt[d] >= 0:
             self._expand_guarded(d)
@@ -213,7 +213,7 @@ class LazyByteDFA(StateRows, StateSets, GuardPoints, CharacterStates, DeadlineSc
             self.budget.charge(held, _WHAT)
         base = self._new_row(d) * self.n_classes  # may grow the table: its cells' view after
         self._cuts.write_row(self._cells, base, out)
-        self._expanded[d] = True
+        self._done[d] = True
         if inside:  # once its row is whole (a budget may stop an expansion half way)
             self._chain_rows[s] = d
             self.budget.charge(EDGE_BYTES, _WHAT)
@@ -224,7 +224,7 @@ class LazyByteDFA(StateRows, StateSets, GuardPoints, CharacterStates, DeadlineSc
     def _literal_next(self, d: int) -> int:
         """``d`` when it reads one byte to one state (a literal goes on), else -1."""
         s = self._sets[d]
-        if s is None or len(s) != 1 or self._expanded[d]:
+        if s is None or len(s) != 1 or self._done[d]:
             return -1
         q = s[0]
         if not 0 <= q < self._n_real:
@@ -235,7 +235,7 @@ class LazyByteDFA(StateRows, StateSets, GuardPoints, CharacterStates, DeadlineSc
     def ensure(self, rows) -> None:
         """Expand every state in ``rows`` (an int or an array of ints)."""
         if rows.__class__ is int or isinstance(rows, np.integer):
-            if not self._expanded[rows]:
+            if not self._done[rows]:
                 if self._active:
                     self.expand(int(rows))
                     return
@@ -249,7 +249,7 @@ class LazyByteDFA(StateRows, StateSets, GuardPoints, CharacterStates, DeadlineSc
             return
         r = np.asarray(rows).ravel()
         if len(r) <= 8:  # most calls: a walk's start, a round of a few states (a mask costs ~3 µs)
-            flags = self._expanded
+            flags = self._done
             todo = [d for d in r.tolist() if not flags[d]]
         else:
             todo = r[~self._expanded[r]].tolist()

@@ -137,6 +137,7 @@ class CharacterStates:
 
     _sets: list[tuple[int, ...] | None]
     _lead_of: np.ndarray  # per DFA state: source << 8 | lead byte, -1 when made with its set
+    _leads: memoryview  # a flat view of it
     _chains: Utf8Chains
     _char_trans: list
     _counters: object
@@ -159,14 +160,14 @@ class CharacterStates:
         made) only once something reads it (`_set`); it never accepts, as no character ends there."""
         d = self._new(None)
         self.budget.charge(2 * 8, "the automaton")  # its slots in the sets list and the lead array
-        self._lead_of[d] = src << 8 | b
+        self._leads[d] = src << 8 | b
         return d
 
     def _set(self, d: int) -> tuple[int, ...]:
         """The NFA state set of ``d``, made now for a state inside a character (`_inside`)."""
         s = self._sets[d]
         if s is None:
-            src, b = divmod(int(self._lead_of[d]), 256)
+            src, b = divmod(self._leads[d], 256)
             targets = {t for q in self._set(src) for t in self._lead_targets(q, b)}
             if self._calls is None:  # chain states only, none with an epsilon move
                 s = tuple(sorted(targets))

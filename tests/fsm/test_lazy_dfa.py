@@ -144,3 +144,19 @@ def test_a_literal_is_expanded_to_its_end_in_one_call():
         (b'{"nam":1}', False),
     ):
         assert dfa.accepts(text) == ok, text
+
+
+def test_flags_and_rows_written_through_views_survive_growth():
+    """Expansions write the expanded flags and row numbers through flat views of the per-state
+    arrays; the arrays grow (64 states at first), the views with them: every state of a DFA of over a
+    hundred states reads as expanded, with its own row, through the arrays the index reads."""
+    words = [f"k{i:03d}" for i in range(120)]
+    lazy = LazyByteDFA(*node_nfa(alt(*(lit(w) for w in words))))
+    lazy.expand_all()
+    n = lazy.n_states
+    assert n > 100  # past the first two growths (64, 96)
+    assert bool(lazy.expanded_flags[:n].all())
+    rows = lazy.row_index[:n]
+    assert rows.min() >= 0 and len(set(rows.tolist())) == n
+    dfa = lazy.as_byte_dfa()
+    assert all(dfa.accepts(w.encode()) for w in words) and not dfa.accepts(b"k120")
