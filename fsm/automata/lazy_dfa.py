@@ -35,6 +35,13 @@ from .state_sets import _CLOSED_ONE, _ONE_KEY, StateSets
 from .utf8_chains import LEAD, CharacterStates, Utf8Chains
 
 _WHAT = "the automaton"
+
+
+def _leads(t) -> bool:
+    """Whether a piece's target is a lead byte's (a set's targets are all inside a character or none)."""
+    return t == LEAD if t.__class__ is int else LEAD in t
+
+
 _LITERAL_RUN = 32  # states of a literal expanded in one call, at most
 
 
@@ -84,7 +91,7 @@ class LazyByteDFA(StateRows, StateSets, GuardPoints, CharacterStates, DeadlineSc
         self._raw: dict[tuple[int, ...], int] = {}  # target sets of two states or more
         self._one: dict[int, int] = {}  # single target states
         # A set of states inside a character -> a state with it expanded: the target of a lead
-        # byte is a state of its own (`_inside`), so the same set is expanded under several states
+        # byte is a state of its own (`_insides`), so the same set is expanded under several states
         # (most lead bytes' of a loop inside a string and of the state before it; ~half of those
         # expanded repeat one), and its row holds no lead byte's target of its own to tell them apart.
         self._chain_rows: dict[tuple[int, ...], int] = {}
@@ -174,18 +181,19 @@ class LazyByteDFA(StateRows, StateSets, GuardPoints, CharacterStates, DeadlineSc
             ev = self._edges_of(s)
         if len(ev) > 1 and not disjoint(ev):  # states of the set share bytes: cut where they overlap
             ev = grouped(ev) or list(overlay(ev))
+        # lead bytes come last (sorted, from C2): their targets inside the character made at once
+        k = len(ev)
+        while k and ev[k - 1][0] >= 0xC0 and _leads(ev[k - 1][2]):
+            k -= 1
         one, out = self._one, []
         # A target of one NFA state without epsilon moves (most: a literal's next character, a
         # string's loop) is its own closed set: made here, not through four calls, and its bytes
         # charged once for the row (`_state_of_one`, `_closure`, `_closed` charge the same).
         plain = self._calls is None and not self._points
         eps, ids, closures, n_real, held = self._eps, self._ids, self._closures, self._n_real, 0
-        for x, y, t in ev:
-            if t.__class__ is not int:  # several targets (every one `LEAD` on a lead byte: a set is
-                # all inside a character or none)
-                tgt = self._inside(d, x) if LEAD in t else self._state_of(t)
-            elif t == LEAD:  # a lead byte: its target inside the character, made when read
-                tgt = self._inside(d, x)
+        for x, y, t in ev if k == len(ev) else ev[:k]:
+            if t.__class__ is not int:  # several targets
+                tgt = self._state_of(t)
             else:
                 tgt = one.get(t)
                 if tgt is None:
@@ -209,6 +217,10 @@ class LazyByteDFA(StateRows, StateSets, GuardPoints, CharacterStates, DeadlineSc
                     else:
                         tgt = self._state_of_one(t)
             out.append((x, y, tgt))
+        if k < len(ev):  # the lead bytes' targets, inside the character, their sets made when read
+            leads = ev[k:]
+            first = self._insides(d, [e[0] for e in leads])
+            out += [(x, y, first + i) for i, (x, y, _) in enumerate(leads)]
         if held:
             self.budget.charge(held, _WHAT)
         base = self._new_row(d) * self.n_classes  # may grow the table: its cells' view after

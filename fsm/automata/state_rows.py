@@ -61,7 +61,7 @@ class StateRows:
         self._leads = memoryview(self._lead_of)
 
     def _new(self, s: tuple[int, ...] | None) -> int:
-        """A new state of set ``s`` (None: inside a character, see `_inside`), table rows grown."""
+        """A new state of set ``s`` (None: inside a character, see `_insides`), table rows grown."""
         d = len(self._sets)
         if s is not None:
             self._made += 1
@@ -70,6 +70,14 @@ class StateRows:
                 self._count_set()
         self._sets.append(s)
         if d >= self._cap:
+            self._grow()
+        return d
+
+    def _new_many(self, n: int) -> int:
+        """The first of ``n`` new states whose sets are not made yet (inside a character: `_insides`)."""
+        d = len(self._sets)
+        self._sets.extend([None] * n)
+        while d + n > self._cap:
             self._grow()
         return d
 

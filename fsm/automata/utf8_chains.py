@@ -146,6 +146,7 @@ class CharacterStates:
 
     def _closure(self, q: int) -> tuple[int, ...]: ...
     def _new(self, s: tuple[int, ...] | None) -> int: ...
+    def _new_many(self, n: int) -> int: ...
     def _count_set(self) -> None: ...
 
     def _lead_targets(self, q: int, b: int) -> list[int]:
@@ -155,16 +156,20 @@ class CharacterStates:
             return [self._calls.conf(t, sid) for t in self._lead_targets(inner, b)]
         return self._chains.lead_targets(self._char_trans[q] if q >= 0 else self._counters.edges(q), b)
 
-    def _inside(self, src: int, b: int) -> int:
-        """The state lead byte ``b`` takes ``src`` to, inside a character: its set (chain states
-        made) only once something reads it (`_set`); it never accepts, as no character ends there."""
-        d = self._new(None)
-        self.budget.charge(2 * 8, "the automaton")  # its slots in the sets list and the lead array
-        self._leads[d] = src << 8 | b
-        return d
+    def _insides(self, src: int, leads: list[int]) -> int:
+        """The states lead bytes ``leads`` take ``src`` to, inside a character, consecutive from the
+        one returned: their sets (chain states made) only once something reads them (`_set`); none
+        accepts, as no character ends there."""
+        n = len(leads)
+        first = self._new_many(n)
+        self.budget.charge(2 * 8 * n, "the automaton")  # their slots in the sets list and the lead array
+        view, base = self._leads, src << 8
+        for i, b in enumerate(leads):
+            view[first + i] = base | b
+        return first
 
     def _set(self, d: int) -> tuple[int, ...]:
-        """The NFA state set of ``d``, made now for a state inside a character (`_inside`)."""
+        """The NFA state set of ``d``, made now for a state inside a character (`_insides`)."""
         s = self._sets[d]
         if s is None:
             src, b = divmod(self._leads[d], 256)
