@@ -19,7 +19,8 @@ Modules, bottom layer first (each imports only modules listed above it):
   of a big ``multipleOf``; `liveness`: which NFA states can
   still finish; `spelling`: whether single-byte tokens finish from every state; `byte_classes`:
   the lazy DFA's columns; `utf8_chains`: the states inside a UTF-8 character (made when read);
-  `lazy_dfa`: the lazily determinized byte DFA.
+  `state_sets`: the lazy DFA's states as closed NFA state sets; `lazy_dfa`: the lazily
+  determinized byte DFA.
 - `class_repeats`: counted copies of a character class, made at once;
   `members`: the NFA of a `Members` node (an object's properties, any subset in order, counted);
   `nfa`: the Thompson NFA of a tree, and small character DFAs through it (`small_dfa`).

@@ -47,6 +47,8 @@ class ClassCuts:
         # costs several times a list's
         self._cut_list = cuts.tolist()
         self._class_list = self.byte_class.tolist()
+        # per byte: its class when that class is the byte alone, else -1 (a literal's one cell)
+        self.single = np.where(cuts[:256] & cuts[1:], self.byte_class, -1).tolist()
 
     @classmethod
     def of_edges(cls, trans, counters=None) -> ClassCuts:

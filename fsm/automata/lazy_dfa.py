@@ -23,7 +23,7 @@ import numpy as np
 
 from ..errors import SchemaTooComplex, UnsupportedSchema
 from ..limits import DEFAULT_LIMITS, Deadline, DeadlineScope, Limits
-from .budget import EDGE_BYTES, SET_BYTES, SET_MEMBER_BYTES, Budget
+from .budget import EDGE_BYTES, Budget
 from .byte_classes import ClassCuts
 from .byte_dfa import ByteDFA, equal_rows, merge_equal_states
 from .guard_points import GuardPoints
@@ -31,12 +31,21 @@ from .lazy_views import LazyFlags, LazyTable
 from .ranges import disjoint, grouped, overlay
 from .spelling import spelled_to_the_end
 from .state_rows import StateRows
+from .state_sets import _CLOSED_ONE, _ONE_KEY, StateSets
 from .utf8_chains import LEAD, CharacterStates, Utf8Chains
 
 _WHAT = "the automaton"
 
 
-class LazyByteDFA(StateRows, GuardPoints, CharacterStates, DeadlineScope):
+def _leads(t) -> bool:
+    """Whether a piece's target is a lead byte's (a set's targets are all inside a character or none)."""
+    return t == LEAD if t.__class__ is int else LEAD in t
+
+
+_LITERAL_RUN = 32  # states of a literal expanded in one call, at most
+
+
+class LazyByteDFA(StateRows, StateSets, GuardPoints, CharacterStates, DeadlineScope):
     """Subset construction over a byte NFA, one state at a time."""
 
     def __init__(
@@ -82,182 +91,177 @@ class LazyByteDFA(StateRows, GuardPoints, CharacterStates, DeadlineScope):
         self._raw: dict[tuple[int, ...], int] = {}  # target sets of two states or more
         self._one: dict[int, int] = {}  # single target states
         # A set of states inside a character -> a state with it expanded: the target of a lead
-        # byte is a state of its own (`_inside`), so the same set is expanded under several states
+        # byte is a state of its own (`_insides`), so the same set is expanded under several states
         # (most lead bytes' of a loop inside a string and of the state before it; ~half of those
         # expanded repeat one), and its row holds no lead byte's target of its own to tell them apart.
         self._chain_rows: dict[tuple[int, ...], int] = {}
+        self._ticks = 0  # expansions: the deadline is checked every 16
         self._init_rows()  # per state: its set, flags, row (`state_rows`)
         self._points = counters.guards if counters is not None else {}  # guard points (`guard_points`)
         self.initial = self._state_of_one(start)
 
-    def _byte_edges(self, q: int) -> tuple[tuple[int, int, int], ...]:
-        if self._calls is not None and q >= self._calls.BASE:
-            out = self._vbtrans.get(q)
-            if out is None:
-                inner, sid = self._calls.split(q)
-                conf = self._calls.conf
-                out = self._vbtrans[q] = tuple(
-                    (lo, hi, t if t == LEAD else conf(t, sid)) for lo, hi, t in self._byte_edges(inner)
-                )
-            return out
-        if q >= self._n_real:  # inside a character: one edge
-            return self._chains.edges(q)
-        if q < 0:  # a block's state: in the set of one state or a few, kept it held 157 MB of o21076
-            return Utf8Chains.byte_edges(self._counters.edges(q))
-        out = self._btrans[q]
-        if out is None:
-            # tuples of ints: untracked by the garbage collector once seen
-            out = self._btrans[q] = Utf8Chains.byte_edges(self._char_trans[q])
-            self.budget.charge(len(out) * EDGE_BYTES, _WHAT)
-        return out
-
-    def _own_eps(self, q: int):
-        if q >= self._n_real:
-            return ()  # inside a character
-        return self._eps[q] if q >= 0 else self._counters.eps(q)
-
-    def _eps_of(self, q: int) -> list[int]:
-        calls = self._calls
-        if calls is None:
-            return self._own_eps(q)
-        inner, sid = calls.split(q)
-        base = self._own_eps(inner)
-        if sid:
-            base = [calls.conf(t, sid) for t in base]
-        more = calls.eps(inner, sid)
-        return [*base, *more] if more else base
-
-    # -- state sets -------------------------------------------------------------------------------
-    def _closure(self, q: int) -> tuple[int, ...]:
-        r = self._closures.get(q)
-        if r is None:
-            # a real state's own epsilon moves read in place: two calls less per state closed
-            eps, n_real, plain = self._eps, self._n_real, self._calls is None
-            if plain and 0 <= q < n_real and not eps[q]:
-                return (q,)  # most states: no epsilon move
-            eps_of = self._own_eps if plain else self._eps_of
-            if not eps_of(q):
-                return (q,)
-            seen = {q}
-            stack = [q]
-            while stack:
-                x = stack.pop()
-                for y in eps[x] if plain and 0 <= x < n_real else eps_of(x):
-                    if y not in seen:
-                        seen.add(y)
-                        stack.append(y)
-            r = tuple(sorted(seen))
-            self.budget.charge(len(r) * SET_MEMBER_BYTES, _WHAT)
-            self._closures[q] = r
-        return r
-
-    def _state_of_one(self, q: int) -> int:
-        """`_state_of` the set ``{q}``, memoized by the int: most targets are single states, and a
-        dict of ints is invisible to the garbage collector where one keyed by frozensets is not."""
-        d = self._one.get(q)
-        if d is None:
-            d = self._closed(self._closure(q))
-            # what a set key cost before (kept so that budgets trip where they did)
-            self.budget.charge(SET_BYTES + SET_MEMBER_BYTES + EDGE_BYTES, _WHAT)
-            self._one[q] = d
-        return d
-
-    def _state_of(self, targets: frozenset | set) -> int:
-        if len(targets) == 1:
-            (q,) = targets
-            return self._state_of_one(q)
-        raw = tuple(sorted(targets))
-        d = self._raw.get(raw)
-        if d is not None:
-            return d
-        d = self._closed(tuple(sorted(set().union(*(self._closure(q) for q in raw)))))
-        # one more set kept as a key (one per new transition): they add up
-        self.budget.charge(SET_BYTES + len(raw) * SET_MEMBER_BYTES + EDGE_BYTES, _WHAT)
-        self._raw[raw] = d
-        return d
-
-    def _closed(self, s: tuple[int, ...]) -> int:
-        """The DFA state of the epsilon-closed set ``s`` (sorted), made if new."""
-        d = self._ids.get(s)
-        if d is None:
-            d = self._new(s)
-            # the closed set, its slot in the ids dict and in the sets list
-            self.budget.charge(SET_BYTES + len(s) * SET_MEMBER_BYTES + 2 * EDGE_BYTES, _WHAT)
-            self._ids[s] = d
-            if self._final in s:  # the arrays start all False: a numpy write is ~0.2 µs a state
-                self._accepting[d] = True
-            if self._points and any(self._point(q) is not None for q in s):
-                alt = self._closed(self._resolved(s, lambda check: True))  # may grow: index after
-                self._galt[d] = alt
-                self._gdead[d] = not self._productive(self._resolved(s, lambda check: False))
-        return d
-
     def expand(self, d: int) -> None:
-        """Compute the transition row of DFA state ``d``."""
-        if self._expanded[d]:
-            return
+        """Compute the transition row of DFA state ``d`` (and of the literal it begins, if any)."""
+        # A literal (a key's characters: one byte out of each state) is expanded on at once: a walk
+        # reads its states one after the other, each a round trip through the index otherwise.
+        d = self._expand_row(d)
+        if d >= 0:
+            self._literal_run(d, _LITERAL_RUN - 1)
+
+    def _literal_run(self, d: int, n: int) -> None:
+        """Expand ``d`` and the states after it while each reads one byte to one NFA state (as
+        `_literal_next` found), ``n`` at most: one cell a row, no pieces to cut nor write."""
+        sets, btrans, one, ids, eps, n_real = (
+            self._sets,
+            self._btrans,
+            self._one,
+            self._ids,
+            self._eps,
+            self._n_real,
+        )
+        single, nc, held = self._cuts.single, self.n_classes, 0
+        while d >= 0 and n > 0:
+            ((b, _, t),) = btrans[sets[d][0]]
+            tgt = one.get(t)
+            if tgt is None:
+                if 0 <= t < n_real and not eps[t]:
+                    one1 = (t,)
+                    tgt = ids.get(one1)
+                    if tgt is None:
+                        tgt = ids[one1] = self._new(one1)
+                        if t == self._final:
+                            self._accepting[tgt] = True
+                        held += _CLOSED_ONE
+                else:
+                    c = self._closure(t)
+                    tgt = ids.get(c)
+                    if tgt is None:
+                        tgt = self._closed(c)
+                one[t] = tgt
+                held += _ONE_KEY
+            c = single[b]
+            if c < 0:
+                raise AssertionError(f"byte {b:#x} shares a byte class of the lazy DFA with others")
+            at = self._new_row(d) * nc + c  # before the cells' view: it may grow the table
+            self._cells[at] = tgt
+            self._done[d] = True
+            self._ticks += 1
+            if not self._ticks & 15:
+                self.budget.deadline.check(_WHAT)
+            d = self._literal_next(tgt)
+            n -= 1
+        if held:
+            self.budget.charge(held, _WHAT)
+
+    def _expand_row(self, d: int) -> int:
+        """Expand ``d``; the next state of its literal to expand, else -1."""
+        if self._done[d]:
+            return -1
         if self._points and self._galt[d] >= 0:
             self._expand_guarded(d)
-            return
-        self.budget.tick(self._made, _WHAT)
+            return -1
+        self._ticks += 1
+        if not self._ticks & 15:  # (the state count is checked as states are made: `_new`)
+            self.budget.deadline.check(_WHAT)
         s = self._sets[d] or self._set(d)
         inside = bool(s) and s[0] >= self._n_real and self._calls is None
         if inside:  # inside a character: sets repeat
             e = self._chain_rows.get(s)
             if e is not None:
                 self._copy_row(d, e)
-                return
+                return -1
         # most sets are one NFA state (a string's loop, a chain state): its edges, nearly always
         # sorted (else not `disjoint`: `overlay` sorts them)
-        ev = self._byte_edges(s[0]) if len(s) == 1 else self._edges_of(s)
+        if len(s) == 1:
+            q = s[0]
+            ev = self._btrans[q] if 0 <= q < self._n_real and self._calls is None else None
+            if ev is None:
+                ev = self._byte_edges(q)
+        else:
+            ev = self._edges_of(s)
         if len(ev) > 1 and not disjoint(ev):  # states of the set share bytes: cut where they overlap
             ev = grouped(ev) or list(overlay(ev))
+        # lead bytes come last (sorted, from C2): their targets inside the character made at once
+        k = len(ev)
+        while k and ev[k - 1][0] >= 0xC0 and _leads(ev[k - 1][2]):
+            k -= 1
         one, out = self._one, []
-        for x, y, t in ev:
-            if t.__class__ is not int:  # several targets (every one `LEAD` on a lead byte: a set is
-                # all inside a character or none)
-                tgt = self._inside(d, x) if LEAD in t else self._state_of(t)
-            elif t == LEAD:  # a lead byte: its target inside the character, made when read
-                tgt = self._inside(d, x)
+        # A target of one NFA state without epsilon moves (most: a literal's next character, a
+        # string's loop) is its own closed set: made here, not through four calls, and its bytes
+        # charged once for the row (`_state_of_one`, `_closure`, `_closed` charge the same).
+        plain = self._calls is None and not self._points
+        eps, ids, closures, n_real, held = self._eps, self._ids, self._closures, self._n_real, 0
+        for x, y, t in ev if k == len(ev) else ev[:k]:
+            if t.__class__ is not int:  # several targets
+                tgt = self._state_of(t)
             else:
                 tgt = one.get(t)
                 if tgt is None:
-                    tgt = self._state_of_one(t)
+                    if plain and 0 <= t < n_real and not eps[t]:
+                        one1 = (t,)
+                        tgt = ids.get(one1)
+                        if tgt is None:
+                            tgt = ids[one1] = self._new(one1)
+                            if t == self._final:
+                                self._accepting[tgt] = True
+                            held += _CLOSED_ONE
+                        one[t] = tgt
+                        held += _ONE_KEY
+                    elif plain:  # its closure memoized (`_closure`), its state made if new
+                        c = closures.get(t) or self._closure(t)
+                        tgt = ids.get(c)
+                        if tgt is None:
+                            tgt = self._closed(c)
+                        one[t] = tgt
+                        held += _ONE_KEY
+                    else:
+                        tgt = self._state_of_one(t)
             out.append((x, y, tgt))
+        if k < len(ev):  # the lead bytes' targets, inside the character, their sets made when read
+            leads = ev[k:]
+            first = self._insides(d, [e[0] for e in leads])
+            out += [(x, y, first + i) for i, (x, y, _) in enumerate(leads)]
+        if held:
+            self.budget.charge(held, _WHAT)
         base = self._new_row(d) * self.n_classes  # may grow the table: its cells' view after
         self._cuts.write_row(self._cells, base, out)
-        self._expanded[d] = True
+        self._done[d] = True
         if inside:  # once its row is whole (a budget may stop an expansion half way)
             self._chain_rows[s] = d
             self.budget.charge(EDGE_BYTES, _WHAT)
+        elif len(out) == 1 and plain and out[0][0] == out[0][1]:
+            return self._literal_next(out[0][2])
+        return -1
 
-    def _edges_of(self, s: tuple[int, ...]) -> list[tuple[int, int, int]]:
-        """The byte edges of every NFA state of set ``s``, sorted."""
-        if len(s) > 64:  # a big subset: one expansion alone takes a while
-            self.budget.deadline.check(_WHAT)
-        ev: list[tuple[int, int, int]] = []
-        btrans, n_real = self._btrans, self._n_real
-        for i, q in enumerate(s):
-            if i & 4095 == 4095:  # a subset of many thousand states (an enum of 50,000 values)
-                self.budget.deadline.check(_WHAT)
-            edges = btrans[q] if 0 <= q < n_real else None  # derived already: no call
-            ev.extend(edges if edges is not None else self._byte_edges(q))
-        ev.sort()
-        return ev
+    def _literal_next(self, d: int) -> int:
+        """``d`` when it reads one byte to one state (a literal goes on), else -1."""
+        s = self._sets[d]
+        if s is None or len(s) != 1 or self._done[d]:
+            return -1
+        q = s[0]
+        if not 0 <= q < self._n_real:
+            return -1
+        ev = self._btrans[q] or self._byte_edges(q)
+        return d if len(ev) == 1 and ev[0][0] == ev[0][1] and ev[0][2] != LEAD else -1
 
     def ensure(self, rows) -> None:
         """Expand every state in ``rows`` (an int or an array of ints)."""
-        if isinstance(rows, (int, np.integer)):
-            if not self._expanded[rows]:
-                started = self._begin()
+        if rows.__class__ is int or isinstance(rows, np.integer):
+            if not self._done[rows]:
+                if self._active:
+                    self.expand(int(rows))
+                    return
+                # an outside call (most: a chain's next state, one a call) starts the clock
+                self._active = True
+                self.budget.deadline = self._given or self.limits.deadline()
                 try:
                     self.expand(int(rows))
                 finally:
-                    self._active = self._active and not started
+                    self._active = False
             return
         r = np.asarray(rows).ravel()
         if len(r) <= 8:  # most calls: a walk's start, a round of a few states (a mask costs ~3 µs)
-            flags = self._expanded
+            flags = self._done
             todo = [d for d in r.tolist() if not flags[d]]
         else:
             todo = r[~self._expanded[r]].tolist()

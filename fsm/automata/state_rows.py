@@ -9,8 +9,10 @@ written through it costs ~0.3 µs, through a numpy index ~0.9, and an expansion 
 
 >>> from fsm.automata import LazyByteDFA, lit, node_nfa
 >>> lazy = LazyByteDFA(*node_nfa(lit("ab")))
->>> lazy.ensure(lazy.initial); int(lazy.row_index[lazy.initial]), lazy.n_states
-(0, 2)
+>>> lazy.ensure(lazy.initial); int(lazy.row_index[lazy.initial]), lazy.n_states  # and "b"'s state: a literal
+(0, 3)
+>>> int(lazy.row_index[lazy.n_states - 1])  # the last: no row, nothing read it
+-1
 """
 
 from __future__ import annotations
@@ -49,9 +51,17 @@ class StateRows:
         self._gdead = np.zeros(cap, dtype=bool)
         # the state a target inside a character comes from and its lead byte (source << 8 | byte)
         self._lead_of = np.full(cap, -1, dtype=np.int64)
+        self._views()
+
+    def _views(self) -> None:
+        # flat views of the flags and rows read and written once per expansion: a memoryview item
+        # costs ~30 ns, a numpy scalar index ~50 (views of the arrays, renewed as they grow)
+        self._done = memoryview(self._expanded)
+        self._row_at = memoryview(self._row_of)
+        self._leads = memoryview(self._lead_of)
 
     def _new(self, s: tuple[int, ...] | None) -> int:
-        """A new state of set ``s`` (None: inside a character, see `_inside`), table rows grown."""
+        """A new state of set ``s`` (None: inside a character, see `_insides`), table rows grown."""
         d = len(self._sets)
         if s is not None:
             self._made += 1
@@ -60,6 +70,14 @@ class StateRows:
                 self._count_set()
         self._sets.append(s)
         if d >= self._cap:
+            self._grow()
+        return d
+
+    def _new_many(self, n: int) -> int:
+        """The first of ``n`` new states whose sets are not made yet (inside a character: `_insides`)."""
+        d = len(self._sets)
+        self._sets.extend([None] * n)
+        while d + n > self._cap:
             self._grow()
         return d
 
@@ -85,6 +103,7 @@ class StateRows:
         self._galt = np.concatenate([self._galt, np.full(cap - len(self._galt), -1, dtype=np.int32)])
         self._gdead = np.concatenate([self._gdead, np.zeros(cap - len(self._gdead), dtype=bool)])
         self._lead_of = np.concatenate([self._lead_of, np.full(cap - len(self._lead_of), -1, dtype=np.int64)])
+        self._views()
 
     def _new_row(self, d: int) -> int:
         """A row of the table for state ``d`` (all -1), the table grown if full."""
@@ -97,15 +116,15 @@ class StateRows:
             self._table = table
             self._cells = memoryview(table.reshape(-1))
         self._n_rows = r + 1
-        self._row_of[d] = r
+        self._row_at[d] = r
         return r
 
     def _copy_row(self, d: int, e: int) -> None:
         """Expand state ``d`` with the row of expanded state ``e``."""
         r, n = self._new_row(d), self.n_classes
-        at = int(self._row_of[e]) * n
+        at = self._row_at[e] * n
         self._cells[r * n : r * n + n] = self._cells[at : at + n]
-        self._expanded[d] = True
+        self._done[d] = True
 
     @property
     def n_states(self) -> int:

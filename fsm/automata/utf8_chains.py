@@ -104,6 +104,11 @@ class Utf8Chains:
         >>> Utf8Chains.byte_edges([(0x30, 0x39, 4), (0x100, 0x7FF, 5)])
         ((48, 57, 4), (196, 223, -9223372036854775808))
         """
+        for e in char_edges:
+            if e[1] >= 0x80:
+                break
+        else:  # ASCII only (most states: a key's next character, a number's digits): as they are
+            return char_edges if char_edges.__class__ is tuple else tuple(char_edges)
         out = []
         for lo, hi, t in char_edges:
             if lo < 0x80:
@@ -132,6 +137,7 @@ class CharacterStates:
 
     _sets: list[tuple[int, ...] | None]
     _lead_of: np.ndarray  # per DFA state: source << 8 | lead byte, -1 when made with its set
+    _leads: memoryview  # a flat view of it
     _chains: Utf8Chains
     _char_trans: list
     _counters: object
@@ -140,6 +146,7 @@ class CharacterStates:
 
     def _closure(self, q: int) -> tuple[int, ...]: ...
     def _new(self, s: tuple[int, ...] | None) -> int: ...
+    def _new_many(self, n: int) -> int: ...
     def _count_set(self) -> None: ...
 
     def _lead_targets(self, q: int, b: int) -> list[int]:
@@ -149,19 +156,23 @@ class CharacterStates:
             return [self._calls.conf(t, sid) for t in self._lead_targets(inner, b)]
         return self._chains.lead_targets(self._char_trans[q] if q >= 0 else self._counters.edges(q), b)
 
-    def _inside(self, src: int, b: int) -> int:
-        """The state lead byte ``b`` takes ``src`` to, inside a character: its set (chain states
-        made) only once something reads it (`_set`); it never accepts, as no character ends there."""
-        d = self._new(None)
-        self.budget.charge(2 * 8, "the automaton")  # its slots in the sets list and the lead array
-        self._lead_of[d] = src << 8 | b
-        return d
+    def _insides(self, src: int, leads: list[int]) -> int:
+        """The states lead bytes ``leads`` take ``src`` to, inside a character, consecutive from the
+        one returned: their sets (chain states made) only once something reads them (`_set`); none
+        accepts, as no character ends there."""
+        n = len(leads)
+        first = self._new_many(n)
+        self.budget.charge(2 * 8 * n, "the automaton")  # their slots in the sets list and the lead array
+        view, base = self._leads, src << 8
+        for i, b in enumerate(leads):
+            view[first + i] = base | b
+        return first
 
     def _set(self, d: int) -> tuple[int, ...]:
-        """The NFA state set of ``d``, made now for a state inside a character (`_inside`)."""
+        """The NFA state set of ``d``, made now for a state inside a character (`_insides`)."""
         s = self._sets[d]
         if s is None:
-            src, b = divmod(int(self._lead_of[d]), 256)
+            src, b = divmod(self._leads[d], 256)
             targets = {t for q in self._set(src) for t in self._lead_targets(q, b)}
             if self._calls is None:  # chain states only, none with an epsilon move
                 s = tuple(sorted(targets))

@@ -81,3 +81,15 @@ def test_rows_are_kept_for_expanded_states_only():
         for b in (0x61, 0xC3, 0xA9, 0x22):
             assert view.step(d, b) == lazy.step(d, b)
     assert (lazy.row_index[: lazy.n_states] >= 0).sum() == int(lazy.expanded_flags[: lazy.n_states].sum())
+
+
+def test_single_names_the_class_of_a_byte_alone_in_it():
+    """`ClassCuts.single`: a literal's byte (a class of its own) maps to its class, a byte sharing
+    its class with others (a digit of ``[0-9]``) to -1, so a literal's one cell never writes a
+    class wider than its byte."""
+    from fsm.automata.byte_classes import ClassCuts
+
+    cuts = ClassCuts.of_edges(node_nfa(alt(lit("k"), cls((48, 57))))[0])
+    assert cuts.single[ord("k")] == int(cuts.byte_class[ord("k")])
+    assert cuts.single[ord("5")] == -1
+    assert all(c == -1 or list(cuts.byte_class).count(c) == 1 for c in cuts.single)

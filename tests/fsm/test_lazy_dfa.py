@@ -11,7 +11,7 @@ from itertools import pairwise
 
 import pytest
 
-from fsm.automata import LazyByteDFA, cls, lit, node_nfa, rep, seq
+from fsm.automata import LazyByteDFA, alt, cls, lit, node_nfa, opt, rep, seq
 from fsm.automata.byte_classes import ClassCuts
 from fsm.automata.ranges import grouped, overlay
 
@@ -98,3 +98,65 @@ def test_overlay_gives_each_point_the_edges_covering_it():
             want = {t for lo, hi, t in edges if lo <= x <= hi}
             got = [ts for lo, hi, ts in pieces if lo <= x <= hi]
             assert (got[0] if got else set()) == want and len(got) <= 1, (edges, x)
+
+
+def test_each_target_is_the_state_of_its_closed_nfa_set():
+    """A target of one NFA state is made in the expansion itself (the state alone when it has no
+    epsilon move, else its memoized closure): it is still the state of the closed set its byte
+    leads to, and accepts exactly when that set holds the final state."""
+    ws = rep(cls((0x20, 0x20)), 0, None)
+    key = alt(lit('"ab"'), lit('"ac"'), lit('"b"'))
+    node = seq(lit("{"), ws, opt(seq(key, ws, lit(":"), ws, lit("1"))), ws, lit("}"))
+    trans, eps, start, final, _, _ = node_nfa(node)
+    lazy = LazyByteDFA(trans, eps, start, final)
+    lazy.expand_all()
+    assert lazy.n_states > 10
+    for d in range(lazy.n_states):
+        s = lazy.state_set(d)
+        assert bool(lazy.accepting_flags[d]) == (final in s)
+        for b in range(128):
+            nxt = {t for q in s for lo, hi, t in lazy.char_edges(q) if lo <= b <= hi}
+            got = lazy.step(d, b)
+            if not nxt:
+                assert got == -1
+            else:
+                assert lazy.state_set(got) == tuple(sorted(set().union(*(lazy.closure_of(t) for t in nxt))))
+
+
+def test_a_literal_is_expanded_to_its_end_in_one_call():
+    """A state reading one byte to one state (a key's characters) is expanded with the states of its
+    literal after it, up to the first that reads more than one byte, which waits to be read; the
+    language is the same."""
+    ws = rep(cls((0x20, 0x20)), 0, None)
+    node = seq(lit('{"name":'), ws, alt(lit("1"), lit("2")), lit("}"))
+    lazy = LazyByteDFA(*node_nfa(node))
+    lazy.ensure(lazy.initial)
+    walk = [lazy.initial]
+    for b in b'{"name":':
+        walk.append(int(lazy.table_buffer[lazy.row_index[walk[-1]], lazy.byte_class[b]]))
+    flags = lazy.expanded_flags
+    assert all(flags[d] for d in walk[:-1]) and not flags[walk[-1]]  # ':' leads to spaces or a digit
+    dfa = lazy.as_byte_dfa()
+    for text, ok in (
+        (b'{"name":1}', True),
+        (b'{"name":  2}', True),
+        (b'{"name":3}', False),
+        (b'{"nam":1}', False),
+    ):
+        assert dfa.accepts(text) == ok, text
+
+
+def test_flags_and_rows_written_through_views_survive_growth():
+    """Expansions write the expanded flags and row numbers through flat views of the per-state
+    arrays; the arrays grow (64 states at first), the views with them: every state of a DFA of over a
+    hundred states reads as expanded, with its own row, through the arrays the index reads."""
+    words = [f"k{i:03d}" for i in range(120)]
+    lazy = LazyByteDFA(*node_nfa(alt(*(lit(w) for w in words))))
+    lazy.expand_all()
+    n = lazy.n_states
+    assert n > 100  # past the first two growths (64, 96)
+    assert bool(lazy.expanded_flags[:n].all())
+    rows = lazy.row_index[:n]
+    assert rows.min() >= 0 and len(set(rows.tolist())) == n
+    dfa = lazy.as_byte_dfa()
+    assert all(dfa.accepts(w.encode()) for w in words) and not dfa.accepts(b"k120")

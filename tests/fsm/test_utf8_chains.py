@@ -113,3 +113,33 @@ def _smol() -> fsm.Vocabulary:
 
         _VOCAB.append(fsm.Vocabulary.from_tokenizer(AutoTokenizer.from_pretrained(default_model_dir())))
     return _VOCAB[0]
+
+
+def test_ascii_edges_are_their_own_byte_edges():
+    """Character edges all below 0x80 read as bytes as they are (the tuple itself, no copy); one
+    edge past ASCII splits into its ASCII part and lead byte ranges."""
+    from fsm.automata.utf8_chains import LEAD, Utf8Chains
+
+    ascii_edges = ((0x30, 0x39, 4), (0x41, 0x5A, 5))
+    assert Utf8Chains.byte_edges(ascii_edges) is ascii_edges
+    assert Utf8Chains.byte_edges(list(ascii_edges)) == ascii_edges
+    mixed = Utf8Chains.byte_edges([(0x30, 0x39, 4), (0x61, 0xE9, 1)])
+    assert mixed[:2] == ((0x30, 0x39, 4), (0x61, 0x7F, 1))
+    assert [(lo, hi) for lo, hi, t in mixed[2:] if t == LEAD] == [(0xC2, 0xC2), (0xC3, 0xC3)]
+
+
+def test_lead_byte_targets_are_consecutive_states_made_without_sets():
+    """A state's lead bytes come last in its row (from C2): their targets are made together, one
+    state each, consecutive, with no set until read; read, each is the set its lead byte gives."""
+    from fsm.automata import LazyByteDFA, cls, lit, node_nfa, rep, seq
+
+    lazy = LazyByteDFA(*node_nfa(seq(lit('"'), rep(cls((0x20, 0x21), (0x23, 0x10FFFF)), 0, None), lit('"'))))
+    s = lazy.step(lazy.initial, ord('"'))
+    before = lazy.n_states
+    lazy.ensure(s)
+    targets = sorted({lazy.step(s, b) for b in range(0xC2, 0xF5)})
+    assert targets == list(range(targets[0], targets[0] + len(targets))) and len(targets) == 8
+    assert targets[0] >= before and all(lazy.lead_of(t)[0] == s for t in targets)
+    dfa = lazy.as_byte_dfa()
+    for text in ("é", "漢", "😀", "a—b"):
+        assert dfa.accepts(f'"{text}"'.encode()), text
