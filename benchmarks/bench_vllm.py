@@ -233,6 +233,7 @@ def child(engine: str, reps: int, max_tokens: int, queue: int = 1) -> dict:
                     "steps": steps,
                     "finished": len(finished),
                     "valid": sum(_valid(x.text, s) for x, s in finished),
+                    "texts": [x.text for x in o],  # what each mode wrote (in --json's file)
                 }
             )
     return {
