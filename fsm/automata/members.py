@@ -30,6 +30,9 @@ def build_members(nfa, m: Members, s: int, enc: bool, full: bool) -> int:
     if not _meetable(m, most, least, 0, 0, 0):
         nfa.maybe_dead = True
         return end
+    # with no upper bound, a key past ``min_count`` present can always be finished: checked only
+    # below it (an object's members: one present)
+    bounded = m.max_count is not None
     states: dict[tuple, int] = {}
     todo: list[tuple] = []
 
@@ -51,13 +54,15 @@ def build_members(nfa, m: Members, s: int, enc: bool, full: bool) -> int:
             nfa.eps[q].append(end)
             continue
         node, lo, hi = items[i]
-        if k >= lo and _meetable(m, most, least, i + 1, 0, c):
+        if k >= lo and (
+            (not bounded and c + most[i + 1] >= m.min_count) or _meetable(m, most, least, i + 1, 0, c)
+        ):
             nfa.eps[q].append(state((i + 1, 0, c, started)))
         c2 = min(c + 1, sat)
         if (hi is not None and k >= hi) or (m.max_count is not None and c2 > m.max_count):
             continue
         k2 = min(k + 1, lo) if hi is None else k + 1
-        if not _meetable(m, most, least, i, k2, c2):
+        if (bounded or c2 < m.min_count) and not _meetable(m, most, least, i, k2, c2):
             continue
         # one copy of the item per state it leads to, entered with or without sep: keyed by
         # (i, k, c) it was built twice for every optional member (before and after the first

@@ -178,13 +178,20 @@ class NFA:
                     s = e
             return s
         # a chain of fresh states, allocated at once
-        n0 = len(self.trans)
+        trans = self.trans
+        n0 = len(trans)
         k = len(text)
-        codes = list(map(ord, text))
-        self.trans.extend([[(c, c, t)] for c, t in zip(codes[1:], range(n0 + 1, n0 + k), strict=True)])
-        self.trans.append([])
-        self.eps.extend([[] for _ in range(k)])
-        self.trans[s].append((codes[0], codes[0], n0))
+        c = ord(text[0])
+        trans[s].append((c, c, n0))
+        if k == 1:  # most literals of a schema: a brace, a comma, a colon
+            trans.append([])
+            self.eps.append([])
+        else:
+            trans.extend(
+                [[(c, c, t)] for c, t in zip(map(ord, text[1:]), range(n0 + 1, n0 + k), strict=True)]
+            )
+            trans.append([])
+            self.eps.extend([[] for _ in range(k)])
         if n0 + k - self._charged >= 256:
             self._count(n0 + k)
         return n0 + k - 1
