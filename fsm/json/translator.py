@@ -83,14 +83,14 @@ class Translator:
         self.limits = limits
         self.deadline = limits.deadline()
         self.calls = 0
-        self.refs = Refs(root, self.draft, getattr(opts, "resources", None))
-        self.unevaluated = has_unevaluated(root, getattr(opts, "resources", None))
+        resources = getattr(opts, "resources", None)
+        said = opts.mentions if root is getattr(opts, "schema", None) else None  # skips empty walks
+        self.refs = Refs(root, self.draft, resources, said)
+        self.unevaluated = has_unevaluated(root, resources, mentions=said)
         self.root_base = self.refs.root_base
         self.expansion = Expansion()  # refs being expanded on the current path (met again: recursion)
         self.unfolding: set[str] = set()  # refs whose targets are being flattened into a conjunction now
-        self.literals = LiteralCheck(
-            root, self.draft, self.policy.assert_format, getattr(opts, "resources", None)
-        )
+        self.literals = LiteralCheck(root, self.draft, self.policy.assert_format, resources)
         self.any_json = False  # an unbounded any-value (AnyJson) was emitted: lazy DFA only
         self.rules: dict[str, Node] = {}
         self.conjunctions = ConjunctionRules(self)  # rule modes: a conjunction met again is a rule
