@@ -33,14 +33,11 @@ from .conditionals import apart, dependencies
 from .context import Excluded, Loc, short_pointer
 from .inference import any_type, inferred_types
 from .keywords import (
-    NO_CONSTRAINT,
     TYPES,
     UNSUPPORTED,
     has_unevaluated,
     meet,
     pure_ref,
-    trivial,
-    type_set,
     types_of,
 )
 from .layout import Layout
@@ -50,13 +47,10 @@ from .objects import object_language
 from .one_of import exclusive_branches
 from .policy import Policy
 from .refs import Expansion, NeedsGrammar, Refs, schema_id
-from .rules import ConjunctionRules
+from .rules import ConjunctionRules, beside_ref
 from .strings import string_language
 from .switch import with_conditionals
 from .values import LiteralCheck, canon, literal_values
-
-# keywords whose subschemas decide the types: no type is inferred where one of these is present
-_COMBINATORS = frozenset(("anyOf", "oneOf", "allOf", "$ref", "enum", "const", "not", "if"))
 
 
 class Mode(Enum):
@@ -164,7 +158,7 @@ class Translator:
         if len(locs) > 1:
             locs = self._distinct(locs)
         if self.by_rules:
-            locs = self._beside_ref(locs)
+            locs = beside_ref(self, locs)
             if len(locs) == 1:
                 ref = pure_ref(locs[0].schema, self.draft)
                 if ref is not None:
@@ -193,17 +187,6 @@ class Translator:
                     return self._branch(flat, i, kw, depth)
         return self._conjunction(flat, locs, depth)
 
-    def _beside_ref(self, locs: list[Loc]) -> list[Loc]:
-        """Rule modes: what is left of a parent beside an anyOf branch is often empty, and a branch
-        that is a pure (recursive) $ref must still become a rule reference."""
-        if len(locs) <= 1:
-            return locs
-        kept = [loc for loc in locs if loc.excluded is not None or not trivial(loc.schema)]
-        refs = [loc for loc in kept if pure_ref(loc.schema, self.draft) is not None]
-        if len(kept) > 1 and len(refs) == 1:  # e.g. {"type": "object"} beside a ref to an object schema
-            kept = [loc for loc in kept if loc is refs[0] or not self._implied_by_ref(loc, refs[0])]
-        return kept if kept else locs[:1]
-
     def _distinct(self, locs: list[Loc]) -> list[Loc]:
         """``locs`` without repeats of an equal schema (A and A is A): e.g. a property matched by
         ``properties`` and a ``patternProperties`` pattern with the same subschema."""
@@ -218,31 +201,6 @@ class Translator:
                 seen.add(k)
                 out.append(loc)
         return out
-
-    def _implied_by_ref(self, loc: Loc, ref_loc: Loc) -> bool:
-        """True when ``loc`` is only a ``type`` that the (pure) ``$ref`` target declares anyway."""
-        s = loc.schema
-        if not isinstance(s, dict) or loc.excluded is not None or set(s) - NO_CONSTRAINT != {"type"}:
-            return False
-        allowed = type_set(s["type"])
-        target = ref_loc
-        for _ in range(8):
-            ref = pure_ref(target.schema, self.draft)
-            if ref is None:
-                break
-            target, _ = self.refs.resolve(ref, target)
-        ts = target.schema
-        if not isinstance(ts, dict):
-            return False
-        if "type" in ts:
-            declared = type_set(ts["type"])
-        elif self.policy.infer_types and not set(ts) & _COMBINATORS:
-            declared = inferred_types([target], self.policy.assert_format)  # what this library generates
-        else:
-            return False
-        return bool(allowed and declared) and all(
-            x in allowed or (x == "integer" and "number" in allowed) for x in declared
-        )
 
     # -- flattening: $ref, allOf, exact `not`, dependencies ------------------------------------------
     @contextmanager
