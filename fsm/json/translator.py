@@ -41,6 +41,7 @@ from .keywords import (
     types_of,
 )
 from .layout import Layout
+from .leaves import kept_leaf, leaf_key
 from .negation import NO_NEGATION, negate, negation
 from .numbers import number_language
 from .objects import object_language
@@ -147,7 +148,8 @@ class Translator:
             return hit[1]
         if locs:
             self.pointer = locs[0].ptr
-        node = self._value(locs, depth)
+        leaf = leaf_key(self, locs, depth)  # a scalar subschema: translated once per process
+        node = self._value(locs, depth) if leaf is None else kept_leaf(leaf, lambda: self._value(locs, depth))
         self._memo[key] = (tuple(locs), node)
         if locs:
             self.parts.setdefault(id(node), (node, locs[0].ptr))
