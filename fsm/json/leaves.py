@@ -18,9 +18,9 @@ is not kept either.
 >>> from fsm.json.context import Loc
 >>> from fsm.json.translator import Translator
 >>> from fsm.limits import DEFAULT_LIMITS
->>> t = Translator({}, JsonSchema({}), DEFAULT_LIMITS)
->>> key = leaf_key(t, [Loc({"type": "integer", "description": "a count"}, "/properties/n", "")], 1)
->>> key == leaf_key(t, [Loc({"type": "integer"}, "/items", "")], 1), leaf_key(t, [Loc({"type": "object"}, "", "")], 1)
+>>> on = leaf_settings(Translator({}, JsonSchema({}), DEFAULT_LIMITS))
+>>> key = leaf_key([Loc({"type": "integer", "description": "a count"}, "/properties/n", "")], 1, on)
+>>> key == leaf_key([Loc({"type": "integer"}, "/items", "")], 1, on), leaf_key([Loc({"type": "object"}, "", "")], 1, on)
 (True, None)
 """
 
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import astuple, replace
 from typing import Any
 
 from ..automata import Node
@@ -43,13 +44,36 @@ _MAX_KEPT = 4096  # leaves kept per process: past it the table starts afresh
 _kept: dict[tuple, Node] = {}
 
 
-def leaf_key(t: Context, locs: list[Loc], depth: int) -> tuple | None:
-    """The key of the conjunction ``locs`` at ``depth`` when it is one leaf, else None."""
-    if len(locs) != 1:
+def leaf_settings(t: Context) -> tuple | None:
+    """What a leaf's language depends on besides its keywords: the translation's settings, made
+    once per translator (a key per subschema hashed them each time); None when lenient."""
+    opts = t.opts
+    if opts.lenient:
+        return None
+    mode = getattr(t, "mode", None)
+    # plain values (a dataclass's or an enum's hash is Python code, run at every lookup); the
+    # budgets but the clock (a time-out raises, and nothing raised is kept)
+    return (
+        getattr(mode, "value", mode),
+        astuple(t.policy),
+        t.draft,
+        astuple(replace(t.limits, max_seconds=0.0)),
+        opts.indent,
+        opts.max_string_length,
+        opts.oneof,
+        opts.any_value_depth,
+        t.unevaluated,
+    )
+
+
+def leaf_key(locs: list[Loc], depth: int, settings: tuple | None) -> tuple | None:
+    """The key of the conjunction ``locs`` at ``depth`` under `leaf_settings` when it is one leaf,
+    else None."""
+    if len(locs) != 1 or settings is None:
         return None
     loc = locs[0]
     s = loc.schema
-    if type(s) is not dict or loc.excluded is not None or loc.branches or t.opts.lenient:
+    if type(s) is not dict or loc.excluded is not None or loc.branches:
         return None
     words: list[tuple] = []
     for k, v in s.items():
@@ -72,10 +96,7 @@ def leaf_key(t: Context, locs: list[Loc], depth: int) -> tuple | None:
             ts = [ts]
         if not isinstance(ts, list) or not ts or not _SCALAR_TYPES.issuperset(ts):
             return None
-    opts = t.opts
-    mode = getattr(t, "mode", None)
-    settings = (mode, t.policy, t.draft, t.limits, opts.indent, opts.max_string_length, opts.oneof)
-    return (tuple(words), depth, settings, opts.any_value_depth, t.unevaluated)
+    return (tuple(words), depth, settings)
 
 
 def _text(v: Any) -> str | None:

@@ -41,7 +41,7 @@ from .keywords import (
     types_of,
 )
 from .layout import Layout
-from .leaves import kept_leaf, leaf_key
+from .leaves import kept_leaf, leaf_key, leaf_settings
 from .negation import NO_NEGATION, negate, negation
 from .numbers import number_language
 from .objects import object_language
@@ -95,6 +95,7 @@ class Translator:
         # each subtree `value` built, with its schema's pointer: names the part an automaton's budget error owes to
         self.parts: dict[int, tuple[Node, str]] = {}
         self.pointer = ""  # the schema entered last: where a too deep recursion stopped
+        self.leaf_settings = leaf_settings(self)  # what a leaf's translation depends on (`leaves`)
 
     @property
     def regex_text(self) -> bool:
@@ -148,7 +149,7 @@ class Translator:
             return hit[1]
         if locs:
             self.pointer = locs[0].ptr
-        leaf = leaf_key(self, locs, depth)  # a scalar subschema: translated once per process
+        leaf = leaf_key(locs, depth, self.leaf_settings)  # a scalar subschema: translated once per process
         node = self._value(locs, depth) if leaf is None else kept_leaf(leaf, lambda: self._value(locs, depth))
         self._memo[key] = (tuple(locs), node)
         if locs:

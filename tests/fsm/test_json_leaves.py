@@ -16,14 +16,16 @@ from fsm.limits import DEFAULT_LIMITS
 
 
 def _key(schema, **opts):
-    spec = JsonSchema({}, **opts)
-    return leaves.leaf_key(Translator({}, spec, DEFAULT_LIMITS), [Loc(schema, "/p", "")], 1)
+    settings = leaves.leaf_settings(Translator({}, JsonSchema({}, **opts), DEFAULT_LIMITS))
+    return leaves.leaf_key([Loc(schema, "/p", "")], 1, settings)
 
 
 def test_a_leaf_is_keyed_by_its_assertions_and_the_settings():
     assert _key({"type": "string", "title": "t"}) == _key({"type": "string", "description": "d"})
     assert _key({"type": "string"}) != _key({"type": "string"}, exact=True)
     assert _key({"type": "string"}) != _key({"type": "string"}, max_string_length=5)
+    settings = leaves.leaf_settings(Translator({}, JsonSchema({}), fsm.Limits(max_regex_positions=9)))
+    assert _key({"type": "string"}) != leaves.leaf_key([Loc({"type": "string"}, "", "")], 1, settings)
     assert _key({"maximum": 1, "type": "integer"}) != _key({"maximum": True, "type": "integer"})
     assert _key({"maximum": 1, "type": "integer"}) != _key({"maximum": 1.0, "type": "integer"})
     assert _key({"enum": [1, "a"]}) != _key({"enum": ["a", 1]})
