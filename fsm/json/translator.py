@@ -303,7 +303,10 @@ class Translator:
         # what the target evaluates is evaluated here, in place: `keywords.sees` follows the hop
         hop = (loc.base, loc.ptr, target.base, target.ptr)
         try:
-            self._flatten(replace(target, refs=(*loc.refs, hop)), out, done, conds)
+            there = Loc(
+                target.schema, target.ptr, target.base, target.excluded, (*loc.refs, hop), target.branches
+            )
+            self._flatten(there, out, done, conds)
         finally:
             self.unfolding.discard(key)
 
