@@ -20,8 +20,6 @@ False
 from __future__ import annotations
 
 from collections.abc import Callable
-from itertools import chain
-from operator import itemgetter
 
 import numpy as np
 
@@ -42,7 +40,7 @@ def spelled_to_the_end(
     if spelled is None:
         return False  # a continuation byte that is no token: let the eager index prune
     # the distinct ranges only: a big schema's NFA repeats a few classes over thousands of edges
-    ranges = set(map(_RANGE, chain.from_iterable(trans)))
+    ranges = {(e[0], e[1]) for edges in trans for e in edges}
     bad = {r for r in ranges if not spelled(r)}
     if counters is not None and not all(spelled((lo, hi)) for lo, hi, _ in counters.all_edges()):
         return False
@@ -54,8 +52,6 @@ def spelled_to_the_end(
     after = live_states(kept, eps, final, entries, calls, deadline)
     return all(a or not b for a, b in zip(after, before, strict=True))
 
-
-_RANGE = itemgetter(0, 1)  # an edge's range: the set made in C, not a comprehension per edge
 
 # per vocabulary (its single-byte tokens): whether each range seen so far is spelled; every
 # compile for one model asks about the same few dozen ranges
