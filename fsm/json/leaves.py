@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import astuple, replace
 from typing import Any
 
 from ..automata import Node
@@ -51,13 +50,14 @@ def leaf_settings(t: Context) -> tuple | None:
     if opts.lenient:
         return None
     mode = getattr(t, "mode", None)
-    # plain values (a dataclass's or an enum's hash is Python code, run at every lookup); the
-    # budgets but the clock (a time-out raises, and nothing raised is kept)
+    # plain values (a dataclass's or an enum's hash is Python code, run at every lookup; astuple
+    # copies deeply): the budgets but the clock (a time-out raises, and nothing raised is kept)
+    budgets = tuple(v for k, v in vars(t.limits).items() if k != "max_seconds")
     return (
         getattr(mode, "value", mode),
-        astuple(t.policy),
+        tuple(vars(t.policy).values()),
         t.draft,
-        astuple(replace(t.limits, max_seconds=0.0)),
+        budgets,
         opts.indent,
         opts.max_string_length,
         opts.oneof,

@@ -318,8 +318,10 @@ def _key_regions(
     """The decoded keys split by which patterns match them: (indices into ``pats``, the keys' language,
     None for every key), empty regions left out. A pattern written again (by another conjunct) splits
     nothing more: its index joins the first one's."""
-    budget = t.budget()
     regions: list[tuple[frozenset, Node | None]] = [(frozenset(), key_lang)]
+    if not pats:  # most objects: no pattern, one region (and no budget to make)
+        return regions
+    budget = t.budget()
     same: dict[str, list[int]] = {}
     for i, (_, p) in enumerate(pats):
         same.setdefault(p, []).append(i)

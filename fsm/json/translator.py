@@ -124,9 +124,7 @@ class Translator:
 
     def budget(self) -> Budget:
         """An automaton budget on the translation's own deadline (one budget per compile)."""
-        budget = Budget(self.limits)
-        budget.deadline = self.deadline
-        return budget
+        return Budget(self.limits, self.deadline)  # (a clock of its own was made and dropped)
 
     def unsupported(self, keyword: str, loc: Loc, why: str = "") -> None:
         """Raise `UnsupportedSchema` for ``keyword`` at ``loc``, or record it as ignored when lenient.
