@@ -422,22 +422,23 @@ def small_dfa(node: Node, budget: Budget) -> CharDFA:
     >>> d.accepts("a"), d.accepts("b")
     (False, True)
     """
+    if not isinstance(node, (And, Minus)):
+        return node_to_char_dfa(node, budget) or EMPTY_DFA
+    found, d = MEMO.get(("small", node))  # a product recurs across schemas (a uuid under maxLength)
+    if found:
+        return d
     if isinstance(node, And):
         dfas = [node_to_char_dfa(it, budget) for it in node.items]
-        if any(d is None for d in dfas):
-            return EMPTY_DFA
-        acc = dfas[0]
+        acc = None if any(d is None for d in dfas) else dfas[0]
         for d in dfas[1:]:
-            acc = trim_dfa(product(acc, d, budget), budget)
-            if acc is None:
-                return EMPTY_DFA
-        return acc
-    if isinstance(node, Minus):
+            if acc is not None:
+                acc = trim_dfa(product(acc, d, budget), budget)
+        d = acc or EMPTY_DFA
+    else:
         d = node_to_char_dfa(node.item, budget)
-        if d is None:
-            return EMPTY_DFA
-        return trim_dfa(minus_words(d, node.words, budget)) or EMPTY_DFA
-    return node_to_char_dfa(node, budget) or EMPTY_DFA
+        d = EMPTY_DFA if d is None else trim_dfa(minus_words(d, node.words, budget)) or EMPTY_DFA
+    MEMO.put(("small", node), d)
+    return d
 
 
 # ---------------------------------------------------------------------------------------------
