@@ -39,6 +39,7 @@ _SKIPPED = frozenset(ANNOTATIONS)
 _SCALAR_TYPES = frozenset(("string", "number", "integer", "boolean", "null"))
 _PLAIN = (str, int, float, bool, type(None))
 _MAX_KEPT = 4096  # leaves kept per process: past it the table starts afresh
+_MAX_TEXT = 2048  # a longer pattern or enum is no common leaf, and its tree is big: not kept
 
 _kept: dict[tuple, Node] = {}
 
@@ -80,10 +81,12 @@ def leaf_key(locs: list[Loc], depth: int, settings: tuple | None) -> tuple | Non
         if k in _ASSERTIONS:
             # a value's class is part of it: 1, 1.0 and True are one key of a dict, not one bound
             if type(v) in _PLAIN:
+                if type(v) is str and len(v) > _MAX_TEXT:
+                    return None
                 words.append((k, type(v), v))
             else:
                 text = _text(v)
-                if text is None:
+                if text is None or len(text) > _MAX_TEXT:
                     return None
                 words.append((k, list, text))
         elif k not in _SKIPPED:
