@@ -187,11 +187,15 @@ class NFA:
             trans.append([])
             self.eps.append([])
         else:
+            # the states inside the chain are finished: tuples, and one shared empty row (lists
+            # would be a garbage collector's work per state for the process's life of the NFA)
             trans.extend(
-                [[(c, c, t)] for c, t in zip(map(ord, text[1:]), range(n0 + 1, n0 + k), strict=True)]
+                [((c, c, t),) for c, t in zip(map(ord, text[1:]), range(n0 + 1, n0 + k), strict=True)]
             )
             trans.append([])
-            self.eps.extend([[] for _ in range(k)])
+            eps = self.eps
+            eps.extend([()] * (k - 1))
+            eps.append([])
         if n0 + k - self._charged >= 256:
             self._count(n0 + k)
         return n0 + k - 1
