@@ -18,7 +18,7 @@ def class_copies(nfa, ranges: Ranges, s: int, lo: int, hi: int, plain: bool) -> 
     >>> from types import SimpleNamespace
     >>> nfa = SimpleNamespace(trans=[[]], eps=[[]], made=lambda n: None, copies=[])
     >>> class_copies(nfa, ((48, 57),), 0, 1, 2, False), nfa.trans, nfa.eps
-    (2, [[(48, 57, 1)], [(48, 57, 3)], [], []], [[], [2], [], [2]])
+    (2, [[(48, 57, 1)], ((48, 57, 3),), [], ()], [[], (2,), [], (2,)])
     """
     trans, eps, k = nfa.trans, nfa.eps, hi - lo
     n0 = len(trans)
@@ -26,29 +26,34 @@ def class_copies(nfa, ranges: Ranges, s: int, lo: int, hi: int, plain: bool) -> 
     # counted before they are made: a budget (max_states, max_memory, the deadline) refuses a
     # ``maxLength: 10**9`` here, where copy by copy refused it after its first thousand states
     nfa.made(end + k + 1)
-
-    def to(t: int) -> list:
-        return [(a, b, t) for a, b in ranges]
-
-    rows = [to(n0 + i + 1) for i in range(lo - 1)]
-    erows: list[list[int]] = [[] for _ in range(lo - 1)]
+    # each row's edges made in one comprehension over the targets (a call per row was most of it);
+    # every row but the end's is finished: tuples, which the garbage collector stops tracking
+    if len(ranges) == 1:
+        ((a, b),) = ranges
+        rows: list = [((a, b, t),) for t in range(n0 + 1, end)]
+        optional = [((a, b, t),) for t in range(end + 2, end + k + 1)]
+        first = [(a, b, n0)] if lo else [(a, b, end + 1)] if k else []
+        last_required = ((a, b, end + 1),) if k else ()
+    else:
+        rows = [tuple([(a, b, t) for a, b in ranges]) for t in range(n0 + 1, end)]
+        optional = [tuple([(a, b, t) for a, b in ranges]) for t in range(end + 2, end + k + 1)]
+        first = [(a, b, n0 if lo else end + 1) for a, b in ranges] if lo or k else []
+        last_required = tuple((a, b, end + 1) for a, b in ranges) if k else ()
+    erows: list = [()] * (lo - 1) if lo > 1 else []
     if lo:
-        rows.append(to(end + 1) if k else [])
-        erows.append([end])
-        trans[s].extend(to(n0))
+        rows.append(last_required)
+        erows.append((end,))
     else:
         eps[s].append(end)
-        if k:
-            trans[s].extend(to(end + 1))
-    rows.append([])
+    trans[s].extend(first)
+    rows.append([])  # the end: what follows adds to it
     erows.append([])
-    rows.extend(to(end + j + 1) for j in range(1, k))
+    rows.extend(optional)
     if k:
-        rows.append([])
-    erows.extend([end] for _ in range(k))
+        rows.append(())
+    erows.extend([(end,)] * k)
     trans.extend(rows)
     eps.extend(erows)
-    nfa.made(len(trans))
     if plain and k > 1:
         last = (end - 1, end, end - 1) if lo else (s, s, s)
         nfa.copies.append(([last, *((end + j, end + j + 1, end + j) for j in range(1, k + 1))], False))

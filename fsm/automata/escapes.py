@@ -175,13 +175,14 @@ def add_any_escape(nfa, s: int, e: int) -> None:
     >>> from types import SimpleNamespace
     >>> trans, eps = [[], []], [[], []]
     >>> add_any_escape(SimpleNamespace(trans=trans, eps=eps, made=lambda n: None), 0, 1)
-    >>> len(trans), trans[0]
-    (16, [(92, 92, 2)])
+    >>> len(trans), trans[0], trans[2][:2]
+    (16, [(92, 92, 2)], ((34, 34, 1), (47, 47, 1)))
     """
     trans = nfa.trans
     n0 = len(trans)
-    trans.extend([(a, b, e if t < 0 else n0 + t) for a, b, t in row] for row in _ANY_ESCAPE)
-    nfa.eps.extend([] for _ in _ANY_ESCAPE)
+    # finished rows: tuples, and one shared empty row (no list for the garbage collector per state)
+    trans.extend(tuple([(a, b, e if t < 0 else n0 + t) for a, b, t in row]) for row in _ANY_ESCAPE)
+    nfa.eps.extend([()] * len(_ANY_ESCAPE))
     nfa.made(len(trans))
     trans[s].append((0x5C, 0x5C, n0))
 

@@ -139,28 +139,60 @@ class _Estimator:
     def __init__(self, budget: int | None):
         self.budget = budget
         self.sizes: dict[int, int] = {}
-        self._memo: dict[tuple[int, bool], int] = {}
+        self._memo: dict[object, int] = {}  # by id, or (id, nested)
         self.culprit: Node | None = None
         self.largest: Node | None = None
         self.counters_anywhere = False  # a nested long repeat of a small item is a counter block too
         self.once: set[int] = set()  # subtrees built once, elsewhere: a call here
 
     def size(self, node: Node, nested: bool) -> int:
-        if id(node) in self.once:
+        i = id(node)
+        if i in self.once:
             return 1
-        key = (id(node), nested)
+        # with counters anywhere, a node's size does not depend on ``nested`` (see `_rep`): one
+        # entry per node
+        key = i if self.counters_anywhere else (i, nested)
         n = self._memo.get(key)
         if n is not None:
             return n
-        n = self._memo[key] = self._size(node, nested)
-        self.sizes[id(node)] = n
-        if isinstance(node, Rep) and (self.largest is None or n >= self.sizes[id(self.largest)]):
+        # dispatch on the node's class: a chain of isinstance tests per node was most of the pass
+        kind = _KIND.get(type(node))
+        if kind is _LIT:
+            n = len(node.text)
+        elif kind is _ONE:
+            n = 1
+        elif kind is _ALL:
+            n = self._all(node.items, nested) or 1
+        elif kind is _INNER:
+            n = self.size(node.item, nested)
+        elif kind is _REP:
+            n = self._rep(node, nested)
+        else:
+            n = self._size(node, nested)
+        self._memo[key] = n
+        self.sizes[i] = n
+        if kind is _REP and (self.largest is None or n >= self.sizes[id(self.largest)]):
             self.largest = node  # children finish first: on a tie the outer repeat is named
         if self.budget is not None and n > self.budget and self.culprit is None:
             self.culprit = node  # children finish first: the first one over is the smallest
         return n
 
+    def _all(self, items: tuple[Node, ...], nested: bool) -> int:
+        """The sizes of ``items`` summed; a literal's (half of a tree's nodes) without a call."""
+        size, sizes, budget = self.size, self.sizes, self.budget
+        n = 0
+        for it in items:
+            if it.__class__ is Lit:
+                m = sizes[id(it)] = len(it.text)
+                if budget is not None and m > budget and self.culprit is None:
+                    self.culprit = it
+            else:
+                m = size(it, nested)
+            n += m
+        return n
+
     def _size(self, node: Node, nested: bool) -> int:
+        """The size of a node of the rarer kinds (or a subclass of any kind)."""
         if isinstance(node, Lit):
             return len(node.text)
         if isinstance(node, (Cls, AnyJson, Ref)):
@@ -188,6 +220,22 @@ class _Estimator:
             if item <= _UNIT_MAX:
                 return item  # a counter block: its item's states, whatever the count
         return self.size(node.item, nested or times > 1) * times
+
+
+_LIT, _ONE, _ALL, _INNER, _REP = "lit", "one", "all", "inner", "rep"
+_KIND = {
+    Lit: _LIT,
+    Cls: _ONE,
+    AnyJson: _ONE,
+    Ref: _ONE,
+    Seq: _ALL,
+    Alt: _ALL,
+    And: _ALL,
+    Val: _INNER,
+    Enc: _INNER,
+    Minus: _INNER,
+    Rep: _REP,
+}
 
 
 def _flat(node: Node) -> bool:

@@ -177,13 +177,24 @@ class NFA:
                     s = e
             return s
         # a chain of fresh states, allocated at once
-        n0 = len(self.trans)
+        trans = self.trans
+        n0 = len(trans)
         k = len(text)
-        codes = list(map(ord, text))
-        self.trans.extend([[(c, c, t)] for c, t in zip(codes[1:], range(n0 + 1, n0 + k), strict=True)])
-        self.trans.append([])
-        self.eps.extend([[] for _ in range(k)])
-        self.trans[s].append((codes[0], codes[0], n0))
+        c = ord(text[0])
+        trans[s].append((c, c, n0))
+        if k == 1:  # most literals of a schema: a brace, a comma, a colon
+            trans.append([])
+            self.eps.append([])
+        else:
+            # the states inside the chain are finished: tuples, and one shared empty row (lists
+            # would be a garbage collector's work per state for the process's life of the NFA)
+            trans.extend(
+                [((c, c, t),) for c, t in zip(map(ord, text[1:]), range(n0 + 1, n0 + k), strict=True)]
+            )
+            trans.append([])
+            eps = self.eps
+            eps.extend([()] * (k - 1))
+            eps.append([])
         if n0 + k - self._charged >= 256:
             self._count(n0 + k)
         return n0 + k - 1
@@ -414,22 +425,23 @@ def small_dfa(node: Node, budget: Budget) -> CharDFA:
     >>> d.accepts("a"), d.accepts("b")
     (False, True)
     """
+    if not isinstance(node, (And, Minus)):
+        return node_to_char_dfa(node, budget) or EMPTY_DFA
+    found, d = MEMO.get(("small", node))  # a product recurs across schemas (a uuid under maxLength)
+    if found:
+        return d
     if isinstance(node, And):
         dfas = [node_to_char_dfa(it, budget) for it in node.items]
-        if any(d is None for d in dfas):
-            return EMPTY_DFA
-        acc = dfas[0]
+        acc = None if any(d is None for d in dfas) else dfas[0]
         for d in dfas[1:]:
-            acc = trim_dfa(product(acc, d, budget), budget)
-            if acc is None:
-                return EMPTY_DFA
-        return acc
-    if isinstance(node, Minus):
+            if acc is not None:
+                acc = trim_dfa(product(acc, d, budget), budget)
+        d = acc or EMPTY_DFA
+    else:
         d = node_to_char_dfa(node.item, budget)
-        if d is None:
-            return EMPTY_DFA
-        return trim_dfa(minus_words(d, node.words, budget)) or EMPTY_DFA
-    return node_to_char_dfa(node, budget) or EMPTY_DFA
+        d = EMPTY_DFA if d is None else trim_dfa(minus_words(d, node.words, budget)) or EMPTY_DFA
+    MEMO.put(("small", node), d)
+    return d
 
 
 # ---------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..automata import Budget, Node
@@ -115,7 +115,9 @@ class Loc:
         >>> Loc({"a": 1, "b": 2}, "/x", "u").without("a").schema
         {'b': 2}
         """
-        return replace(self, schema={k: v for k, v in self.schema.items() if k not in keys})
+        # the constructor, not dataclasses.replace (a field walk per call: every $ref and allOf met)
+        schema = {k: v for k, v in self.schema.items() if k not in keys}
+        return Loc(schema, self.ptr, self.base, self.excluded, self.refs, self.branches)
 
 
 def short_pointer(ptr: str, width: int = 100) -> str:

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from ..errors import SchemaError
@@ -169,14 +170,18 @@ def types_of(s: dict, loc: Loc) -> set[str] | None:
 _UNEVALUATED = ("unevaluatedProperties", "unevaluatedItems")
 
 
-def has_unevaluated(*docs: Any) -> bool:
-    """Whether any of these schema documents uses ``unevaluatedProperties``/``unevaluatedItems``
-    (a key anywhere: a false positive costs only the exact branches they would need).
+def has_unevaluated(root: Any, resources: Any = None, mentions: Callable[..., bool] | None = None) -> bool:
+    """Whether the schema ``root`` or a document of ``resources`` uses ``unevaluatedProperties`` or
+    ``unevaluatedItems`` (a key anywhere: a false positive costs only the exact branches they
+    would need); ``mentions``, whether ``root``'s text names a keyword (`JsonSchema.mentions`):
+    without resources and unnamed, none is looked for.
 
     >>> has_unevaluated({"properties": {"a": {"unevaluatedItems": False}}}), has_unevaluated({})
     (True, False)
     """
-    stack = list(docs)
+    if not resources and mentions is not None and not mentions(*_UNEVALUATED):
+        return False
+    stack = [root, resources]
     while stack:
         x = stack.pop()
         if isinstance(x, dict):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from json.encoder import encode_basestring  # json.dumps(name, ensure_ascii=False) without an encoder per name
 
 from ..automata import (
     ANY_CHAR,
@@ -70,7 +71,7 @@ def object_language(t: Context, schemas: list[Loc], depth: int, witnesses: tuple
             if name in required:
                 return NEVER
             continue
-        key = lit(json.dumps(name, ensure_ascii=False) + colon)
+        key = lit((encode_basestring(name) if isinstance(name, str) else json.dumps(name)) + colon)
         items.append((seq(key, value), 1 if name in required else 0, 1))
     n_required = sum(1 for _, lo, _ in items if lo == 1)
     extras = _extras(t, schemas, names, name_locs, depth)
@@ -317,8 +318,10 @@ def _key_regions(
     """The decoded keys split by which patterns match them: (indices into ``pats``, the keys' language,
     None for every key), empty regions left out. A pattern written again (by another conjunct) splits
     nothing more: its index joins the first one's."""
-    budget = t.budget()
     regions: list[tuple[frozenset, Node | None]] = [(frozenset(), key_lang)]
+    if not pats:  # most objects: no pattern, one region (and no budget to make)
+        return regions
+    budget = t.budget()
     same: dict[str, list[int]] = {}
     for i, (_, p) in enumerate(pats):
         same.setdefault(p, []).append(i)

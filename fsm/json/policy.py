@@ -39,7 +39,7 @@ class Policy:
     @property
     def exact(self) -> bool:
         """True for the language of exactly the instances that validate (`EXACT`, formats asserted or not)."""
-        return replace(self, assert_format=False) == EXACT
+        return {**vars(self), "assert_format": False} == vars(EXACT)  # (no copy made, as replace did)
 
     def fallback(self) -> Policy:
         """The policy to translate with when this one leaves a satisfiable schema nothing to generate
@@ -67,4 +67,6 @@ def generation(allow_additional_properties: bool = False) -> Policy:
     >>> generation() == GENERATION
     True
     """
+    if allow_additional_properties == GENERATION.additional_properties:
+        return GENERATION  # (policies are values: every schema made a copy of the same one)
     return replace(GENERATION, additional_properties=allow_additional_properties)

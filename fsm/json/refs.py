@@ -10,7 +10,7 @@ server compiling a user's schema must not be made to open URLs, and a fetch coul
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 from urllib.parse import unquote, urldefrag, urljoin
@@ -83,6 +83,8 @@ SCHEMA_HOLDERS = frozenset(
         "oneOf",
     ]
 )
+# what `Refs._index` reads: a schema's identifier (``id`` up to draft 4) and its anchors
+_NAMING = ("$id", "id", "$anchor", "$dynamicAnchor", "$recursiveAnchor")
 SCHEMA_MAPS = frozenset(
     ["properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"]
 )
@@ -91,8 +93,16 @@ SCHEMA_MAPS = frozenset(
 class Refs:
     """The resources (``$id``) and anchors of a root schema, and ``$ref`` resolution against them."""
 
-    def __init__(self, root: Any, draft: int, remote: Mapping[str, Any] | None = None):
-        """``remote``: documents by retrieval URI (checked by `JsonSchema`), indexed on first use."""
+    def __init__(
+        self,
+        root: Any,
+        draft: int,
+        remote: Mapping[str, Any] | None = None,
+        mentions: Callable[..., bool] | None = None,
+    ):
+        """``remote``: documents by retrieval URI (checked by `JsonSchema`), indexed on first use;
+        ``mentions``: whether ``root``'s text names any of some keywords (`JsonSchema.mentions`):
+        without an identifier or anchor named, its walk is skipped (it would index nothing)."""
         self.draft = draft
         self.resources: dict[str, Any] = {}
         self._remote = {urldefrag(uri)[0]: doc for uri, doc in (remote or {}).items()}
@@ -110,7 +120,8 @@ class Refs:
         # at a document's root, whose $id is in its base already).
         self.resources[root_base] = (root, "", root_base, root_base)
         self.resources[ROOT_URI] = (root, "", root_base, root_base)
-        self._index(root, "", root_base)
+        if mentions is None or mentions(*_NAMING):
+            self._index(root, "", root_base)
 
     def _index(self, s: Any, ptr: str, base: str) -> None:
         if isinstance(s, list):
@@ -137,12 +148,12 @@ class Refs:
         for k, v in s.items():
             # only where a keyword holds schemas: an $id inside an unknown keyword (or a value) is
             # not an identifier, and must not take the name of the real one
-            esc = k.replace("~", "~0").replace("/", "~1")
             if k in SCHEMA_MAPS and isinstance(v, dict):
+                esc = k.replace("~", "~0").replace("/", "~1")
                 for name, sub in v.items():
                     self._index(sub, f"{ptr}/{esc}/{name.replace('~', '~0').replace('/', '~1')}", base)
             elif k in SCHEMA_HOLDERS and isinstance(v, (dict, list)):
-                self._index(v, f"{ptr}/{esc}", base)
+                self._index(v, f"{ptr}/{k.replace('~', '~0').replace('/', '~1')}", base)
 
     def resolve(self, ref: str, loc: Loc) -> tuple[Loc, str]:
         """The subschema ``ref`` points to and a key naming it (for cycle detection)."""

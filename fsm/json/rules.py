@@ -23,7 +23,9 @@ from typing import Any
 
 from ..automata import NEVER, Node, Ref, Val
 from ..errors import UnsupportedSchema
-from .context import Loc
+from .context import Context, Loc
+from .inference import inferred_types
+from .keywords import NO_CONSTRAINT, pure_ref, trivial, type_set
 from .refs import Expansion
 
 MAX_OPEN = 100  # conjunctions nested in rule modes before a recursion is refused (Python's stack)
@@ -64,3 +66,55 @@ class ConjunctionRules:
             return node
         t.rules[name] = node
         return Ref(name)
+
+
+def beside_ref(t: Context, locs: list[Loc]) -> list[Loc]:
+    """Rule modes: what is left of a parent beside an anyOf branch is often empty, and a branch
+    that is a pure (recursive) $ref must still become a rule reference.
+
+    >>> from fsm.json.schema import JsonSchema
+    >>> from fsm.json.translator import Mode, Translator
+    >>> from fsm.limits import DEFAULT_LIMITS
+    >>> root = {"type": "object"}
+    >>> t = Translator(root, JsonSchema(root), DEFAULT_LIMITS, Mode.PUSHDOWN)
+    >>> here = [Loc({"type": "object"}, "", t.root_base), Loc({"$ref": "#"}, "", t.root_base)]
+    >>> [f.schema for f in beside_ref(t, here)]
+    [{'$ref': '#'}]
+    """
+    if len(locs) <= 1:
+        return locs
+    kept = [loc for loc in locs if loc.excluded is not None or not trivial(loc.schema)]
+    refs = [loc for loc in kept if pure_ref(loc.schema, t.draft) is not None]
+    if len(kept) > 1 and len(refs) == 1:  # e.g. {"type": "object"} beside a ref to an object schema
+        kept = [loc for loc in kept if loc is refs[0] or not _implied_by_ref(t, loc, refs[0])]
+    return kept if kept else locs[:1]
+
+
+# keywords whose subschemas decide the types: no type is inferred where one of these is present
+_COMBINATORS = frozenset(("anyOf", "oneOf", "allOf", "$ref", "enum", "const", "not", "if"))
+
+
+def _implied_by_ref(t: Context, loc: Loc, ref_loc: Loc) -> bool:
+    """True when ``loc`` is only a ``type`` that the (pure) ``$ref`` target declares anyway."""
+    s = loc.schema
+    if not isinstance(s, dict) or loc.excluded is not None or set(s) - NO_CONSTRAINT != {"type"}:
+        return False
+    allowed = type_set(s["type"])
+    target = ref_loc
+    for _ in range(8):
+        ref = pure_ref(target.schema, t.draft)
+        if ref is None:
+            break
+        target, _ = t.resolve(ref, target)
+    ts = target.schema
+    if not isinstance(ts, dict):
+        return False
+    if "type" in ts:
+        declared = type_set(ts["type"])
+    elif t.policy.infer_types and not set(ts) & _COMBINATORS:
+        declared = inferred_types([target], t.policy.assert_format)  # what this library generates
+    else:
+        return False
+    return bool(allowed and declared) and all(
+        x in allowed or (x == "integer" and "number" in allowed) for x in declared
+    )

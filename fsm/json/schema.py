@@ -144,13 +144,15 @@ class JsonSchema:
             raise SchemaError(f"draft must be one of {', '.join(map(str, DRAFTS))}, got {draft!r}")
         # the draft decides which keywords exist and how $ref treats its siblings
         self.draft = draft if draft is not None else draft_of(self.schema)
+        self._text: str | None = None  # the schema's canonical JSON (`mentions`, `fingerprint`)
         with contextlib.suppress(RecursionError):  # too deep: left as written (translation says so)
-            if self.draft >= 2020:
-                self.schema = static_dynamic_refs(self.schema)
-            if self.draft >= 2019 and (
-                has_dynamic_refs(self.schema) or any(map(has_dynamic_refs, self.resources.values()))
-            ):
-                self.schema = static_scope(self.schema, self.draft, self.resources)
+            # a schema whose text names no dynamic reference has none to rewrite (two walks saved)
+            if self.draft >= 2019 and (self.resources or self.mentions("$dynamicRef", "$recursiveRef")):
+                if self.draft >= 2020:
+                    self.schema = static_dynamic_refs(self.schema)
+                if has_dynamic_refs(self.schema) or any(map(has_dynamic_refs, self.resources.values())):
+                    self.schema = static_scope(self.schema, self.draft, self.resources)
+                self._text = None  # the schema may be a rewritten one
         if whitespace == "compact":
             self.indent = None
         elif whitespace == "pretty":
@@ -202,10 +204,34 @@ class JsonSchema:
                 pointer=where,
             ) from None
 
+    def _schema_text(self) -> str:
+        """The schema as canonical JSON text (keys sorted), made once: the fingerprint's first part."""
+        if self._text is None:
+            self._text = json.dumps(
+                self.schema, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+            )
+        return self._text
+
+    def mentions(self, *keys: str) -> bool:
+        """Whether some key or string of the schema (its resources aside) is one of ``keys``: a
+        search of the JSON text the fingerprint needs anyway, so that a walk of the whole schema
+        looking for a rare keyword is skipped where the text says it is absent. True when the text
+        cannot be made (the walk will tell).
+
+        >>> s = JsonSchema({"properties": {"a": {"pattern": "x"}}})
+        >>> s.mentions("pattern"), s.mentions("$ref", "unevaluatedItems")
+        (True, False)
+        """
+        try:
+            text = self._schema_text()
+        except (TypeError, ValueError, RecursionError):
+            return True
+        return any(f'"{k}"' in text for k in keys)
+
     def _fingerprint(self) -> str:
-        payload = json.dumps(
+        # the list's text is "[", the schema's text, "," and the rest's list text without its "["
+        rest = json.dumps(
             [
-                self.schema,
                 self.indent,
                 self.allow_additional_properties,
                 self.lenient,
@@ -222,12 +248,14 @@ class JsonSchema:
             ensure_ascii=False,
             default=str,
         )
+        payload = "[" + self._schema_text() + "," + rest[1:]
         return "json:" + hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
     def translation(self, limits: Limits | None = None) -> tuple[Node | None, NeedsGrammar | None]:
         """The translated tree, or why the schema needs rules (recursion); translated once."""
         if self._result is None:
-            check_pattern_texts(self.schema, limits or DEFAULT_LIMITS)
+            if self.mentions("pattern", "patternProperties"):
+                check_pattern_texts(self.schema, limits or DEFAULT_LIMITS)
             try:
                 t = Translator(self.schema, self, limits or DEFAULT_LIMITS, policy=self.policy)
             except RecursionError:  # indexing the $ids and anchors of a very deep schema

@@ -39,7 +39,6 @@ vocabulary it cannot serve             a grammar the engine cannot enforce exact
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -133,7 +132,7 @@ def _lazy_index(lazy: LazyByteDFA, vocab: Vocabulary, spec: Any, limits: Limits)
 
 def _has_refs(spec: Any) -> bool:
     """Whether the schema uses ``$ref`` (without, its one rule is its tree: no smaller as rules)."""
-    return '"$ref"' in json.dumps(spec.schema)
+    return spec.mentions("$ref")
 
 
 def _small_as_rules(tree: Node, limits: Limits) -> bool:

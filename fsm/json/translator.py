@@ -33,30 +33,25 @@ from .conditionals import apart, dependencies
 from .context import Excluded, Loc, short_pointer
 from .inference import any_type, inferred_types
 from .keywords import (
-    NO_CONSTRAINT,
     TYPES,
     UNSUPPORTED,
     has_unevaluated,
     meet,
     pure_ref,
-    trivial,
-    type_set,
     types_of,
 )
 from .layout import Layout
+from .leaves import kept_leaf, leaf_key, leaf_settings
 from .negation import NO_NEGATION, negate, negation
 from .numbers import number_language
 from .objects import object_language
 from .one_of import exclusive_branches
 from .policy import Policy
 from .refs import Expansion, NeedsGrammar, Refs, schema_id
-from .rules import ConjunctionRules
+from .rules import ConjunctionRules, beside_ref
 from .strings import string_language
 from .switch import with_conditionals
 from .values import LiteralCheck, canon, literal_values
-
-# keywords whose subschemas decide the types: no type is inferred where one of these is present
-_COMBINATORS = frozenset(("anyOf", "oneOf", "allOf", "$ref", "enum", "const", "not", "if"))
 
 
 class Mode(Enum):
@@ -83,14 +78,14 @@ class Translator:
         self.limits = limits
         self.deadline = limits.deadline()
         self.calls = 0
-        self.refs = Refs(root, self.draft, getattr(opts, "resources", None))
-        self.unevaluated = has_unevaluated(root, getattr(opts, "resources", None))
+        resources = getattr(opts, "resources", None)
+        said = opts.mentions if root is getattr(opts, "schema", None) else None  # skips empty walks
+        self.refs = Refs(root, self.draft, resources, said)
+        self.unevaluated = has_unevaluated(root, resources, mentions=said)
         self.root_base = self.refs.root_base
         self.expansion = Expansion()  # refs being expanded on the current path (met again: recursion)
         self.unfolding: set[str] = set()  # refs whose targets are being flattened into a conjunction now
-        self.literals = LiteralCheck(
-            root, self.draft, self.policy.assert_format, getattr(opts, "resources", None)
-        )
+        self.literals = LiteralCheck(root, self.draft, self.policy.assert_format, resources)
         self.any_json = False  # an unbounded any-value (AnyJson) was emitted: lazy DFA only
         self.rules: dict[str, Node] = {}
         self.conjunctions = ConjunctionRules(self)  # rule modes: a conjunction met again is a rule
@@ -100,6 +95,7 @@ class Translator:
         # each subtree `value` built, with its schema's pointer: names the part an automaton's budget error owes to
         self.parts: dict[int, tuple[Node, str]] = {}
         self.pointer = ""  # the schema entered last: where a too deep recursion stopped
+        self.leaf_settings = leaf_settings(self)  # what a leaf's translation depends on (`leaves`)
 
     @property
     def regex_text(self) -> bool:
@@ -128,9 +124,7 @@ class Translator:
 
     def budget(self) -> Budget:
         """An automaton budget on the translation's own deadline (one budget per compile)."""
-        budget = Budget(self.limits)
-        budget.deadline = self.deadline
-        return budget
+        return Budget(self.limits, self.deadline)  # (a clock of its own was made and dropped)
 
     def unsupported(self, keyword: str, loc: Loc, why: str = "") -> None:
         """Raise `UnsupportedSchema` for ``keyword`` at ``loc``, or record it as ignored when lenient.
@@ -153,7 +147,8 @@ class Translator:
             return hit[1]
         if locs:
             self.pointer = locs[0].ptr
-        node = self._value(locs, depth)
+        leaf = leaf_key(locs, depth, self.leaf_settings)  # a scalar subschema: translated once per process
+        node = self._value(locs, depth) if leaf is None else kept_leaf(leaf, lambda: self._value(locs, depth))
         self._memo[key] = (tuple(locs), node)
         if locs:
             self.parts.setdefault(id(node), (node, locs[0].ptr))
@@ -164,7 +159,7 @@ class Translator:
         if len(locs) > 1:
             locs = self._distinct(locs)
         if self.by_rules:
-            locs = self._beside_ref(locs)
+            locs = beside_ref(self, locs)
             if len(locs) == 1:
                 ref = pure_ref(locs[0].schema, self.draft)
                 if ref is not None:
@@ -193,17 +188,6 @@ class Translator:
                     return self._branch(flat, i, kw, depth)
         return self._conjunction(flat, locs, depth)
 
-    def _beside_ref(self, locs: list[Loc]) -> list[Loc]:
-        """Rule modes: what is left of a parent beside an anyOf branch is often empty, and a branch
-        that is a pure (recursive) $ref must still become a rule reference."""
-        if len(locs) <= 1:
-            return locs
-        kept = [loc for loc in locs if loc.excluded is not None or not trivial(loc.schema)]
-        refs = [loc for loc in kept if pure_ref(loc.schema, self.draft) is not None]
-        if len(kept) > 1 and len(refs) == 1:  # e.g. {"type": "object"} beside a ref to an object schema
-            kept = [loc for loc in kept if loc is refs[0] or not self._implied_by_ref(loc, refs[0])]
-        return kept if kept else locs[:1]
-
     def _distinct(self, locs: list[Loc]) -> list[Loc]:
         """``locs`` without repeats of an equal schema (A and A is A): e.g. a property matched by
         ``properties`` and a ``patternProperties`` pattern with the same subschema."""
@@ -218,31 +202,6 @@ class Translator:
                 seen.add(k)
                 out.append(loc)
         return out
-
-    def _implied_by_ref(self, loc: Loc, ref_loc: Loc) -> bool:
-        """True when ``loc`` is only a ``type`` that the (pure) ``$ref`` target declares anyway."""
-        s = loc.schema
-        if not isinstance(s, dict) or loc.excluded is not None or set(s) - NO_CONSTRAINT != {"type"}:
-            return False
-        allowed = type_set(s["type"])
-        target = ref_loc
-        for _ in range(8):
-            ref = pure_ref(target.schema, self.draft)
-            if ref is None:
-                break
-            target, _ = self.refs.resolve(ref, target)
-        ts = target.schema
-        if not isinstance(ts, dict):
-            return False
-        if "type" in ts:
-            declared = type_set(ts["type"])
-        elif self.policy.infer_types and not set(ts) & _COMBINATORS:
-            declared = inferred_types([target], self.policy.assert_format)  # what this library generates
-        else:
-            return False
-        return bool(allowed and declared) and all(
-            x in allowed or (x == "integer" and "number" in allowed) for x in declared
-        )
 
     # -- flattening: $ref, allOf, exact `not`, dependencies ------------------------------------------
     @contextmanager
@@ -342,7 +301,10 @@ class Translator:
         # what the target evaluates is evaluated here, in place: `keywords.sees` follows the hop
         hop = (loc.base, loc.ptr, target.base, target.ptr)
         try:
-            self._flatten(replace(target, refs=(*loc.refs, hop)), out, done, conds)
+            there = Loc(
+                target.schema, target.ptr, target.base, target.excluded, (*loc.refs, hop), target.branches
+            )
+            self._flatten(there, out, done, conds)
         finally:
             self.unfolding.discard(key)
 

@@ -555,6 +555,44 @@ def test_fingerprint_covers_schema_and_options():
     assert a.fingerprint != JsonSchema({"type": "string"}, max_string_length=3).fingerprint
 
 
+def test_fingerprint_hashes_the_schema_and_options_as_one_json_list():
+    # the schema's text is made once (`mentions` reads it too): the payload is the list's text
+    import hashlib
+
+    s = JsonSchema({"b": [1, {"é": None}], "a": "x"}, whitespace=2, resources={"urn:r": {"type": "null"}})
+    opts = [2, False, False, None, "exact", None, 2020, False, True, s.resources]
+    payload = json.dumps([s.schema, *opts], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert s.fingerprint == "json:" + hashlib.sha256(payload.encode()).hexdigest()[:32]
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"properties": {"a": {"unevaluatedProperties": False, "$id": "urn:a"}}},
+        {"$defs": {"x": {"$anchor": "x", "unevaluatedItems": False}}, "$ref": "#x"},
+        {"description": "unevaluatedItems and $id are words here", "type": "string"},
+        {"enum": [{"unevaluatedProperties": 1}, "$anchor"]},
+        {"properties": {"id": {"type": "string"}}},
+        {"type": "object"},
+    ],
+)
+def test_walks_skipped_by_the_schema_text_find_what_the_walks_find(schema):
+    # the translator skips its walks for unevaluated* keywords and identifiers where the schema's
+    # text names none of them (`JsonSchema.mentions`): what they find is the walks' answer
+    from fsm.json.context import Loc
+    from fsm.json.keywords import has_unevaluated
+    from fsm.json.refs import Refs
+    from fsm.json.translator import Translator
+
+    spec = JsonSchema(schema)
+    t = Translator(spec.schema, spec, fsm.Limits())
+    assert t.unevaluated == has_unevaluated(spec.schema)
+    walked = Refs(spec.schema, spec.draft)
+    assert (t.refs.resources, t.refs.anchors) == (walked.resources, walked.anchors)
+    assert spec.mentions("$ref") == ('"$ref"' in json.dumps(spec.schema))
+    assert t.value([Loc(spec.schema, "", t.root_base)], 0) is not None
+
+
 def test_to_regex_agrees_with_the_automaton():
     s = {
         "type": "object",

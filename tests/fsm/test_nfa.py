@@ -104,7 +104,9 @@ def test_class_repeats_made_at_once_are_the_copy_by_copy_states():
                         nfa = NFA(Budget(fsm.Limits()), counters=counters)
                         start = nfa.new()
                         end = nfa.build(Seq((*prefix, Rep(item, lo, hi), Lit("z"))), start)
-                        built.append((nfa.trans, nfa.eps, end, nfa.copies))
+                        # (finished rows are tuples where made at once: the same rows)
+                        rows = [list(r) for r in nfa.trans], [list(r) for r in nfa.eps]
+                        built.append((*rows, end, nfa.copies))
                     assert built[0] == built[1], (counters, lo, hi, prefix)
 
 
@@ -115,3 +117,26 @@ def test_a_huge_class_repeat_is_refused_before_its_states_are_made():
     with pytest.raises(fsm.SpecTooComplex):
         nfa.build(Rep(Cls(((97, 98),)), 0, 10**9), start)
     assert len(nfa.trans) < 10_000
+
+
+def test_products_are_made_once_per_process():
+    # a pattern under a length (a uuid's, maxLength 36) recurs across schemas: its product is kept
+    from fsm.automata import And, Minus
+    from fsm.automata.nfa import small_dfa
+
+    def hexes():
+        return Rep(Cls(((48, 57), (97, 102))), 1, None)
+
+    def is_hex(w):
+        return w != "" and all(c in "0123456789abcdef" for c in w)
+
+    cases = [
+        (lambda: And((hexes(), Rep(Cls(((0, 0x10FFFF),)), 4, 4))), lambda w: is_hex(w) and len(w) == 4),
+        (lambda: Minus(hexes(), frozenset({"a", "0f"})), lambda w: is_hex(w) and w not in ("a", "0f")),
+        (lambda: And((hexes(), Lit("x"))), lambda w: False),
+    ]
+    for make, expect in cases:
+        first = small_dfa(make(), Budget(fsm.Limits()))
+        assert small_dfa(make(), Budget(fsm.Limits())) is first  # an equal node: the kept DFA
+        for word in ("", "a", "0f", "beef", "bee", "be3f1", "x"):
+            assert first.accepts(word) == expect(word), (make(), word)
