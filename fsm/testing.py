@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from .errors import TokenRejected
-from .index import tokenize_longest, unpack_bitmask
+from .index import LazyDfaIndex, tokenize_longest, unpack_bitmask
 
 if TYPE_CHECKING:
     from .automata import CharDFA
-    from .index import Index, LazyDfaIndex
+    from .index import Index
 
 
 class Tokenizer(Protocol):
@@ -214,6 +214,28 @@ def check_matcher_contract(index: Index, tokens: Sequence[int]) -> None:
         assert c.is_finished(), "a copy after EOS is not finished"
         m.rollback()
         assert m.n_consumed == len(tokens)
+
+
+def walked_index(index: LazyDfaIndex) -> LazyDfaIndex:
+    """An index over ``index``'s automaton whose every row is walked (no shifted, shaped, kept or
+    sibling row): what `check_same_row` compares the others with.
+
+    >>> from fsm import Vocabulary
+    >>> from fsm.automata import LazyByteDFA, lit, node_nfa
+    >>> from fsm.index import LazyDfaIndex
+    >>> idx = LazyDfaIndex(LazyByteDFA(*node_nfa(lit("a"))), Vocabulary([b"a", None], eos_token_ids=[1]))
+    >>> walked_index(idx).shaped_rows, walked_index(idx).lazy is idx.lazy
+    (False, True)
+    """
+    return LazyDfaIndex(
+        index.lazy,
+        index.vocabulary,
+        limits=index.limits,
+        shift_rows=False,
+        shaped_rows=False,
+        shared_blocks=False,
+        sibling_rows=False,
+    )
 
 
 def check_same_row(index: LazyDfaIndex, other: LazyDfaIndex, state: int) -> None:

@@ -108,6 +108,18 @@ class LazyByteDFA(StateRows, StateSets, GuardPoints, CharacterStates, DeadlineSc
         if d >= 0:
             self._literal_run(d, _LITERAL_RUN - 1)
 
+    def _singleton(self, t: int) -> tuple[int, int]:
+        """(the state of the set of NFA state ``t`` alone — a state without epsilon moves —, the
+        bytes to charge for it: none when it was made before)."""
+        one1 = (t,)
+        tgt = self._ids.get(one1)
+        if tgt is not None:
+            return tgt, 0
+        tgt = self._ids[one1] = self._new(one1)
+        if t == self._final:
+            self._accepting[tgt] = True
+        return tgt, _CLOSED_ONE
+
     def _literal_run(self, d: int, n: int) -> None:
         """Expand ``d`` and the states after it while each reads one byte to one NFA state (as
         `_literal_next` found), ``n`` at most: one cell a row, no pieces to cut nor write."""
@@ -125,13 +137,8 @@ class LazyByteDFA(StateRows, StateSets, GuardPoints, CharacterStates, DeadlineSc
             tgt = one.get(t)
             if tgt is None:
                 if 0 <= t < n_real and not eps[t]:
-                    one1 = (t,)
-                    tgt = ids.get(one1)
-                    if tgt is None:
-                        tgt = ids[one1] = self._new(one1)
-                        if t == self._final:
-                            self._accepting[tgt] = True
-                        held += _CLOSED_ONE
+                    tgt, made = self._singleton(t)
+                    held += made
                 else:
                     c = self._closure(t)
                     tgt = ids.get(c)
@@ -198,13 +205,8 @@ class LazyByteDFA(StateRows, StateSets, GuardPoints, CharacterStates, DeadlineSc
                 tgt = one.get(t)
                 if tgt is None:
                     if plain and 0 <= t < n_real and not eps[t]:
-                        one1 = (t,)
-                        tgt = ids.get(one1)
-                        if tgt is None:
-                            tgt = ids[one1] = self._new(one1)
-                            if t == self._final:
-                                self._accepting[tgt] = True
-                            held += _CLOSED_ONE
+                        tgt, made = self._singleton(t)
+                        held += made
                         one[t] = tgt
                         held += _ONE_KEY
                     elif plain:  # its closure memoized (`_closure`), its state made if new

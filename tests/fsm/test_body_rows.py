@@ -14,6 +14,7 @@ import fsm
 from fsm.index import LazyDfaIndex, body_rows
 from fsm.index.bitmask import pack_bitmask
 from fsm.index.body_rows import body_of
+from fsm.testing import walked_index
 
 SCHEMAS = [
     {"type": "string"},
@@ -50,9 +51,7 @@ def test_shaped_rows_equal_walked_rows(schema, exact, vocab):
     index = fsm.compile(fsm.JsonSchema(schema, exact=exact), vocab, cache=False)
     assert isinstance(index, LazyDfaIndex)
     # all read one automaton, so their end states are comparable ids
-    walked = LazyDfaIndex(
-        index.lazy, vocab, limits=index.limits, shaped_rows=False, shift_rows=False, sibling_rows=False
-    )
+    walked = walked_index(index)
     n_shaped = 0
     # two shaped indexes along the same walks: a shape is walked on its second sighting
     for shaped in (LazyDfaIndex(index.lazy, vocab, limits=index.limits) for _ in range(2)):

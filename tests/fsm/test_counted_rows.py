@@ -11,7 +11,7 @@ import pytest
 
 import fsm
 from fsm.index import LazyDfaIndex
-from fsm.testing import check_same_row
+from fsm.testing import check_same_row, walked_index
 
 _TEXT = {"type": ["string", "null"], "maxLength": 300}
 SCHEMAS = [
@@ -37,16 +37,7 @@ SCHEMAS = [
 ]
 
 
-def _walked(index: LazyDfaIndex) -> LazyDfaIndex:
-    return LazyDfaIndex(
-        index.lazy,
-        index.vocabulary,
-        limits=index.limits,
-        shift_rows=False,
-        shaped_rows=False,
-        shared_blocks=False,
-        sibling_rows=False,
-    )
+_walked = walked_index
 
 
 def _walks(index: LazyDfaIndex, rng: random.Random, n_walks: int = 6, steps: int = 60) -> None:

@@ -15,7 +15,7 @@ import fsm
 from fsm.index import LazyDfaIndex
 from fsm.index.kernels import kernels
 from fsm.index.sibling_rows import dense_ends, differing_bytes, first_bytes, sibling_row
-from fsm.testing import check_same_row
+from fsm.testing import check_same_row, walked_index
 
 _NAMES = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa"]
 SCHEMAS = [
@@ -32,16 +32,7 @@ SCHEMAS = [
 ]
 
 
-def _walked(index: LazyDfaIndex) -> LazyDfaIndex:
-    return LazyDfaIndex(
-        index.lazy,
-        index.vocabulary,
-        limits=index.limits,
-        shift_rows=False,
-        shaped_rows=False,
-        shared_blocks=False,
-        sibling_rows=False,
-    )
+_walked = walked_index
 
 
 @pytest.mark.parametrize("exact", [False, True])
