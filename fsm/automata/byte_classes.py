@@ -36,6 +36,17 @@ def _byte_ranges(lo: int, hi: int) -> tuple[tuple[int, int], ...]:
     return tuple(out)
 
 
+def edge_ranges(trans) -> set[tuple[int, int]]:
+    """The distinct ``(lo, hi)`` character ranges of an NFA's edges ``trans``: a big schema's NFA
+    repeats a few classes over thousands of edges, and the byte classes and the spelling check
+    (`spelling.spelled_to_the_end`) both read them, once.
+
+    >>> sorted(edge_ranges([[(48, 57, 1)], [(48, 57, 0), (97, 97, 1)]]))
+    [(48, 57), (97, 97)]
+    """
+    return {(e[0], e[1]) for edges in trans for e in edges}
+
+
 class ClassCuts:
     """The byte classes (each an interval of bytes) and where they begin."""
 
@@ -51,8 +62,9 @@ class ClassCuts:
         self.single = np.where(cuts[:256] & cuts[1:], self.byte_class, -1).tolist()
 
     @classmethod
-    def of_edges(cls, trans, counters=None) -> ClassCuts:
-        """The classes of an NFA's character edges ``trans`` and its virtual blocks ``counters``.
+    def of_edges(cls, trans, counters=None, ranges: set[tuple[int, int]] | None = None) -> ClassCuts:
+        """The classes of an NFA's character edges ``trans`` and its virtual blocks ``counters``
+        (``ranges``: `edge_ranges` of ``trans``, when known; not changed).
 
         >>> from fsm.automata import cls as chars, node_nfa
         >>> ClassCuts.of_edges(node_nfa(chars((48, 57)))[0]).n_classes
@@ -60,7 +72,7 @@ class ClassCuts:
         """
         cuts = np.zeros(257, dtype=bool)
         cuts[0] = cuts[256] = True
-        ranges = {(e[0], e[1]) for edges in trans for e in edges}
+        ranges = set(edge_ranges(trans) if ranges is None else ranges)
         if counters is not None:
             ranges.update((e[0], e[1]) for e in counters.all_edges())
         ranges.update(MUST_ESCAPE)

@@ -24,7 +24,7 @@ import numpy as np
 from ..errors import SchemaTooComplex, UnsupportedSchema
 from ..limits import DEFAULT_LIMITS, Deadline, DeadlineScope, Limits
 from .budget import EDGE_BYTES, Budget
-from .byte_classes import ClassCuts
+from .byte_classes import ClassCuts, edge_ranges
 from .byte_dfa import ByteDFA, equal_rows, merge_equal_states
 from .guard_points import GuardPoints
 from .lazy_views import LazyFlags, LazyTable
@@ -78,7 +78,8 @@ class LazyByteDFA(StateRows, StateSets, GuardPoints, CharacterStates, DeadlineSc
         self._chains = Utf8Chains(len(trans), lambda n: self.budget.charge(n, _WHAT))
         # bytes no edge tells apart share a column: most states made are never expanded, yet each
         # has a row (`byte_classes`)
-        self._cuts = ClassCuts.of_edges(trans, counters)
+        self._ranges = edge_ranges(trans)  # read by the byte classes and the spelling check
+        self._cuts = ClassCuts.of_edges(trans, counters, self._ranges)
         self.byte_class = self._cuts.byte_class
         self.n_classes = self._cuts.n_classes
         self._final = final
@@ -352,7 +353,7 @@ class LazyByteDFA(StateRows, StateSets, GuardPoints, CharacterStates, DeadlineSc
         (`spelling.spelled_to_the_end`), so a lazily computed token row never leads into a
         token-level dead end."""
         nfa = (self._char_trans, self._eps, self._final, self._counters, self._calls)
-        return spelled_to_the_end(*nfa, single_bytes, self.budget.deadline)
+        return spelled_to_the_end(*nfa, single_bytes, self.budget.deadline, self._ranges)
 
     # -- views ---------------------------------------------------------------------------------------
     def as_byte_dfa(self) -> ByteDFA:

@@ -24,23 +24,31 @@ from collections.abc import Callable
 import numpy as np
 
 from ..limits import Deadline
+from .byte_classes import edge_ranges
 from .liveness import live_states
 
 
 def spelled_to_the_end(
-    trans, eps, final: int, counters, calls, single_bytes, deadline: Deadline | None = None
+    trans,
+    eps,
+    final: int,
+    counters,
+    calls,
+    single_bytes,
+    deadline: Deadline | None = None,
+    ranges: set[tuple[int, int]] | None = None,
 ) -> bool:
     """True when, from every state of the trimmed NFA (``trans``/``eps``, its counter blocks, its
     rule ``calls``) that can reach ``final``, a path to it exists whose every character some
     sequence of the ``single_bytes`` tokens spells. Continuation bytes must all be tokens (a token
     may end inside a character), and every edge of a counter block must be spelled (a block's
-    states are not checked one by one).
+    states are not checked one by one). ``ranges``: `byte_classes.edge_ranges` of ``trans``, when known.
     """
     spelled = _speller(np.asarray(single_bytes, dtype=np.int64))
     if spelled is None:
         return False  # a continuation byte that is no token: let the eager index prune
-    # the distinct ranges only: a big schema's NFA repeats a few classes over thousands of edges
-    ranges = {(e[0], e[1]) for edges in trans for e in edges}
+    # the distinct ranges only (``ranges``, when the caller has them: `byte_classes.edge_ranges`)
+    ranges = edge_ranges(trans) if ranges is None else ranges
     bad = {r for r in ranges if not spelled(r)}
     if counters is not None and not all(spelled((lo, hi)) for lo, hi, _ in counters.all_edges()):
         return False
