@@ -28,7 +28,8 @@ _memory: OrderedDict[tuple, Any] = OrderedDict()
 
 def _spec_of(spec: Any) -> Spec:
     """Accept spec objects; turn obvious shorthands (pydantic class, schema dict) into specs."""
-    if isinstance(spec, Spec):
+    # the common class first: a runtime-checkable protocol's test costs ~7 µs a compile
+    if isinstance(spec, JsonSchema) or isinstance(spec, Spec):  # noqa: SIM101
         return spec
     if isinstance(spec, dict) or (isinstance(spec, type) and hasattr(spec, "model_json_schema")):
         return JsonSchema(spec)
