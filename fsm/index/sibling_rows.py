@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..automata import ByteDFA
+from ..automata import ByteDFA, LazyByteDFA
 from ..limits import Deadline
 from ..vocabulary import Vocabulary
 from .contract import OnDemand
@@ -35,7 +35,7 @@ ABSENT = -3  # no end: the token is not in the row
 
 
 class FirstBytes:
-    """Per vocabulary: the trie node of each first byte (-1: none) and the nodes of its subtree."""
+    """Per vocabulary: the trie node of each first byte (-1: none) and how many nodes its subtree holds."""
 
     def __init__(self, trie: PreorderTrie):
         self.node = np.full(256, -1, np.int64)
@@ -81,7 +81,7 @@ def differing_bytes(dfa: ByteDFA, on_demand: OnDemand | None, state: int, anchor
     return tbl[rows[state], bc] != tbl[rows[anchor], bc]
 
 
-def same_beyond_ascii(lazy: OnDemand, state: int, anchor: int) -> bool:
+def same_beyond_ascii(lazy: LazyByteDFA, state: int, anchor: int) -> bool:
     """Whether every character past ASCII takes ``state`` and ``anchor`` to the same NFA states (their
     sets' character edges agree there), so that each lead byte's target inside a character, though
     made apart for each (`automata.utf8_chains`), has one language: on a vocabulary with half its
@@ -94,14 +94,14 @@ def same_beyond_ascii(lazy: OnDemand, state: int, anchor: int) -> bool:
     >>> pair("x!"), pair("\u00e9!")
     (True, False)
     """
-    n_real = lazy.n_real  # type: ignore[attr-defined]
+    n_real = lazy.n_real
 
     def edges(d: int) -> set[tuple[int, int, int]] | None:
         out = set()
-        for q in lazy.state_set(d):  # type: ignore[attr-defined]
+        for q in lazy.state_set(d):
             if q < 0 or q >= n_real:
                 return None  # a block's or a character's inside: not read here
-            out.update((max(lo, 0x80), hi, t) for lo, hi, t in lazy.char_edges(q) if hi >= 0x80)  # type: ignore[attr-defined]
+            out.update((max(lo, 0x80), hi, t) for lo, hi, t in lazy.char_edges(q) if hi >= 0x80)
         return out
 
     a, b = edges(state), edges(anchor)
