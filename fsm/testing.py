@@ -19,6 +19,7 @@ from .index import LazyDfaIndex, tokenize_longest, unpack_bitmask
 if TYPE_CHECKING:
     from .automata import CharDFA
     from .index import Index
+    from .vocabulary import Vocabulary
 
 
 class Tokenizer(Protocol):
@@ -259,6 +260,33 @@ def check_same_row(index: LazyDfaIndex, other: LazyDfaIndex, state: int) -> None
     assert not bad, f"state {state}: end states differ, e.g. {bad[:3]}"
     assert np.array_equal(index.bitmask(state), other.bitmask(state)), f"state {state}: masks differ"
     assert a.has_text == b.has_text
+    # one token at a time too (what `advance` asks): a row made lazily answers it another way;
+    # every token of a small row, of a big one a spread sample and every token holding JSON's
+    # structural bytes (a quote, an escape, a separator: those leave a string, or re-enter it)
+    tok = b.tokens
+    if len(tok) <= 512:
+        pick = np.arange(len(tok))
+    else:
+        marked = _structural(index.vocabulary)[tok]
+        marked[:: len(tok) // 256] = True
+        pick = np.flatnonzero(marked)
+    for i in pick.tolist():
+        t, want = int(tok[i]), int(b.next_states[i])
+        got = a.next_state(t)
+        assert got is not None and (got == want or (min(got, want) >= 0 and sets(got) == sets(want))), (
+            f"state {state}: token {t} leads to {got}, walked {want}"
+        )
+
+
+def _structural(vocab: Vocabulary) -> np.ndarray:
+    """Whether each token's bytes hold one of ``"\\,:{}[]``, per vocabulary."""
+
+    def build() -> np.ndarray:
+        return np.array(
+            [t is not None and len(t.translate(None, b'"\\,:{}[]')) < len(t) for t in vocab.tokens]
+        )
+
+    return vocab.derived("testing:structural", build)
 
 
 def sample_char_dfa(d: CharDFA, rnd: RandomSource, max_len: int = 200, stop: float = 0.2) -> str | None:

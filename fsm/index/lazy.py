@@ -23,12 +23,11 @@ from ..automata.block_forms import BlockForms
 from ..automata.counter_shift import Shifts, shift_class
 from ..limits import Deadline, Limits
 from ..vocabulary import Vocabulary
-from .counted_rows import counted_row, distinct_ends, exit_tokens, exit_walk
+from .counted_rows import counted_row, exit_tokens
 from .kernels import kernels
-from .rows import FINISHED, RowIndex
+from .moved_row import MovedRow
+from .rows import FINISHED, Row, RowIndex
 from .token_walk import walk_tokens
-
-_ABSENT = -3  # no end state: not FINISHED, not a state
 
 
 class LazyDfaIndex(RowIndex):
@@ -60,9 +59,8 @@ class LazyDfaIndex(RowIndex):
         self._anchor_row = False  # an anchor's row is being made: walked, never from its own anchor
         self._anchor_dense: dict[int, np.ndarray] = {}  # anchor -> its row's ends over the vocabulary
         self._anchor = (-1, -1)  # (state, its wide anchor) of the row being made
-        # class key -> [count, tokens, end states, (sorted tokens, distinct ends, index of each
-        # token's end) once a second row of the class came] of the row walked first in the class
-        self._by_shift: dict[tuple, list] = {}
+        # shift class key -> (count, state, row) of the row made first in the class
+        self._by_shift: dict[tuple, tuple[int, int, Row]] = {}
         self.n_shifted = 0  # rows derived so far, not walked
         self._shifts = Shifts(lazy)
         self._forms = BlockForms(lazy)
@@ -85,43 +83,47 @@ class LazyDfaIndex(RowIndex):
     def kernel_row(
         self, state: int, deadline: Deadline, deferred: list | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
-        """`RowIndex.kernel_row`, or the row of an earlier count of the same counter class moved
-        (walked whenever ``deferred`` nodes are kept: a moved row has none)."""
-        if not self.shift_rows or deferred is not None or not self._has_blocks(state):
-            return super().kernel_row(state, deadline, deferred)
+        """`RowIndex.kernel_row`, or a counted string's row from a kept first row of its unit
+        (`counted_rows`; walked whenever ``deferred`` nodes are kept: a kept row has none)."""
+        if self.shift_rows and deferred is None and self._has_blocks(state):
+            got = self._counted_row(state, deadline)
+            if got is not None:
+                return got
+        return super().kernel_row(state, deadline, deferred)
+
+    def _moved_row(self, state: int, deadline: Deadline) -> Row | MovedRow | None:
+        """The row of counter state ``state``: its shift class's first row moved (`MovedRow`), or
+        that first row made now (and kept as the class's); None when ``state`` is in no class
+        (near a bound, several blocks): made as any row."""
         horizon = kernels().vocabulary_preorder(self.vocabulary).max_depth
         cls = shift_class(self.lazy, state, horizon)
-        if cls is None:  # near a bound, a short string's every row: a kept first row may fit
-            got = self._counted_row(state, deadline)
-            return got if got is not None else super().kernel_row(state, deadline)
+        if cls is None:
+            return None
         key, block, count = cls
         first = self._by_shift.get(key)
         if first is None:
-            got = self._counted_row(state, deadline)
-            tok, end = got if got is not None else super().kernel_row(state, deadline)
-            self._by_shift[key] = [count, tok, end, None]
-            self._nbytes += tok.nbytes + end.nbytes
-            return tok, end
-        count0, tok, end, ready = first
-        if ready is None:
-            # the class's second row (most classes have one: a short string): its first's tokens
-            # that never leave the block kept sorted by token, with their distinct end states, so
-            # a derived row moves a few states, gathers, and comes out sorted; a token holding an
-            # exit byte may leave the block and enter it anew (the next item of an array of
-            # strings), where its count starts over and moves with nothing: those are walked
-            has_exit, exit_trie = exit_tokens(self.vocabulary, self._forms.exits(key[0], key[1]))
-            inside = ~has_exit[tok]
-            tok, end = kernels().sorted_row(tok[inside], end[inside], self.vocabulary.size, _ABSENT)
-            ends, where = distinct_ends(end)
-            ready = first[3] = (tok, ends, where, exit_trie)
-            first[1] = first[2] = None
-        tok, ends, where, exit_trie = ready
-        with self.lazy.within(deadline):  # the states made below count against the row's time
-            moved = np.array([self._shifts.moved(e, block, count - count0) for e in ends.tolist()], np.int32)
-            x_tok, x_end = exit_walk(self.dfa, state, exit_trie, self.lazy, deadline, self.steps)
+            row = self._make_row(state, *self._row_arrays(state, deadline))
+            self._by_shift[key] = (count, state, row)
+            return row
+        count0, state0, row0 = first
+        leaving, _ = exit_tokens(self.vocabulary, self._forms.exits(key[0], key[1]))
+        shifts, delta, dfa, spell = self._shifts, count - count0, self.dfa, self.vocabulary.tokens
+
+        def moved(e: int) -> int:
+            with self._lock:
+                return shifts.moved(e, block, delta)
+
+        def stepped(token_id: int) -> int | None:
+            with self._lock:
+                s = state
+                for b in spell[token_id]:
+                    s = dfa.step(s, b)
+                    if s < 0:
+                        return None
+                return s
+
         self.n_shifted += 1
-        order = np.argsort(x_tok, kind="stable")  # a few hundred tokens at most
-        return kernels().merge_renamed(tok, where, moved, x_tok[order], x_end[order])
+        return MovedRow(row0, self.bitmask(state0), moved, stepped, leaving)
 
     def _row_arrays(self, state: int, deadline: Deadline) -> tuple[np.ndarray, np.ndarray]:
         got = self._sibling_row(state, deadline)
@@ -189,9 +191,11 @@ class LazyDfaIndex(RowIndex):
         return tok, end
 
     def _shaped_row(self, state: int, deadline: Deadline):
-        if not self.shaped_rows or self._has_blocks(state):
+        if self._has_blocks(state):
             # a counted string's states (virtual NFA states, negative, sort first) never loop, and
-            # telling so would expand the next count, which a shifted row never needs
+            # telling so would expand the next count, which a moved row never needs
+            return self._moved_row(state, deadline) if self.shift_rows else None
+        if not self.shaped_rows:
             return None
         anchor = self._wide_anchor(state, deadline)
         if anchor < 0:
