@@ -60,13 +60,24 @@ class Anchor:
         """Whether a state of ``form`` (`BlockForms.form`) exists this close to the bound: no item
         started at a count of ``hi`` or more. A token's count only grows along its bytes, so its
         end's form tells whether every step of it fits."""
-        return all(self._fits(item) for item in form[0])
+        return need(form) <= self.room
 
-    def _fits(self, item: tuple) -> bool:
-        if item[0] == "c":
-            return self._fits(item[2])
-        _, dk, g = item
-        return dk <= self.room if g == 0 else dk < self.room
+
+def need(form: tuple) -> int:
+    """The least room (counts left before the bound) a state of ``form`` needs: an item at count
+    offset ``dk`` needs ``dk`` when it has ended an item (unit state 0), ``dk + 1`` inside one.
+
+    >>> need(((("v", 3, 0), ("c", b"x", ("v", 2, 1))), False))
+    3
+    """
+    return max((_need(item) for item in form[0]), default=0)
+
+
+def _need(item: tuple) -> int:
+    if item[0] == "c":
+        return _need(item[2])
+    _, dk, g = item
+    return dk if g == 0 else dk + 1
 
 
 class BlockForms:

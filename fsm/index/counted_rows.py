@@ -15,16 +15,18 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..automata.block_forms import Anchor, BlockForms
+from ..automata.block_forms import Anchor, BlockForms, need
 from ..limits import Deadline
 from ..vocabulary import Vocabulary
 from .contract import OnDemand
 from .kernels import kernels
+from .row_sort import set_bits
+from .rows import FINISHED
 
 if TYPE_CHECKING:  # numba's modules: loaded with the first row, not with ``import fsm``
     from .preorder import PreorderTrie
@@ -35,11 +37,26 @@ ROWS_KEPT = 16  # first rows kept per vocabulary (~8 bytes per token inside: 0.4
 
 @dataclass(frozen=True)
 class _Kept:
-    """A first row's tokens without exit bytes, each with the index of its end's form."""
+    """A first row's tokens without exit bytes (sorted), each with the index of its end's form,
+    and the room each form needs (`block_forms.need`); the packed masks of the tokens that fit
+    in a given room, made on first use (rows near the bound of any block of the unit share them)."""
 
-    tokens: np.ndarray  # int32
+    tokens: np.ndarray  # int32, sorted
     which: np.ndarray  # int32, into forms
     forms: list
+    need: np.ndarray  # int32, per form
+    masks: dict = field(default_factory=dict)  # room (at most the greatest need) -> packed mask
+
+    def mask(self, room: int, size: int) -> np.ndarray:
+        """The packed mask of the tokens whose end fits in ``room`` (never written to)."""
+        room = min(room, int(self.need.max(initial=0)))
+        got = self.masks.get(room)
+        if got is None:
+            fit = self.need[self.which] <= room
+            got = kernels().pack_tokens(self.tokens[fit], size)
+            got.setflags(write=False)
+            self.masks[room] = got
+        return got
 
 
 class _KeptRows:
@@ -109,11 +126,12 @@ def counted_row(
     deadline: Deadline | None,
     steps: Steps | None,
     vocab: Vocabulary,
-) -> tuple[np.ndarray, np.ndarray, bool] | None:
-    """(tokens, end states, whether from a kept row) of counter state ``state``, unsorted: from a
-    kept first row of its unit when there is one (near the block's bound, its tokens that still
-    fit), else walked (and kept when shareable: far from the bound) — or None when ``state`` is not
-    an `Anchor`, or is near its bound with nothing kept (walk it as any row)."""
+    eos: np.ndarray | None,
+) -> KeptRow | tuple[np.ndarray, np.ndarray] | None:
+    """The row of counter state ``state``: a `KeptRow` when its unit has a kept first row (near
+    the block's bound, its tokens that still fit), else (tokens, end states) walked (and kept when
+    shareable: far from the bound) — or None when ``state`` is not an `Anchor`, or is near its
+    bound with nothing kept (walk it as any row). ``eos``: the EOS ids when ``state`` accepts."""
     k = kernels()
     trie = k.vocabulary_preorder(vocab)
     anchor = forms.anchor(state, trie.max_depth)
@@ -128,18 +146,99 @@ def counted_row(
         tok, end = k.walk_row(dfa, state, trie, on_demand=lazy, deadline=deadline, steps=steps)
         if kept is False:
             rows.put(anchor.key, _keep(forms, anchor, tok, end, has_exit))
-        return tok, end, False
-    if anchor.far:
-        made = np.array([forms.make(f, anchor) for f in kept.forms], dtype=np.int32)
-        in_tok, in_end = kept.tokens, made[kept.which]
-    else:  # near the bound: the kept tokens whose ends still fit
-        made = np.array([forms.make(f, anchor) if anchor.fits(f) else -1 for f in kept.forms], dtype=np.int32)
-        in_end = made[kept.which]
-        fit = in_end >= 0
-        in_tok, in_end = kept.tokens[fit], in_end[fit]
+        return tok, end
     x_tok, x_end = exit_walk(dfa, state, exit_trie, lazy, deadline, steps)
-    tok = np.concatenate([in_tok, x_tok.astype(np.int32)])
-    return tok, np.concatenate([in_end, x_end.astype(np.int32)]), True
+    return KeptRow(kept, anchor, forms, x_tok.astype(np.int32), x_end.astype(np.int32), eos, vocab.size)
+
+
+class KeptRow:
+    """A counted string's first row from a kept one of its unit (`fsm.index.rows.Row`'s interface):
+    the kept tokens whose end fits, each ending in its form made in this block, plus the walked
+    tokens that hold an exit byte (and EOS when the state accepts). Its mask is the kept mask for
+    its room with the walked tokens' bits set (a few µs); an end state is made when `advance` asks
+    for it, the whole arrays (~100 states made, 49k tokens gathered and sorted: ~0.5 ms on
+    SmolLM2) only if something reads them."""
+
+    __slots__ = (
+        "_arrays",
+        "_leaving",
+        "_made",
+        "anchor",
+        "eos",
+        "forms",
+        "has_text",
+        "kept",
+        "packed",
+        "shared",
+    )
+
+    def __init__(
+        self,
+        kept: _Kept,
+        anchor: Anchor,
+        forms: BlockForms,
+        x_tok: np.ndarray,
+        x_end: np.ndarray,
+        eos: np.ndarray | None,
+        size: int,
+    ):
+        self.kept, self.anchor, self.forms = kept, anchor, forms
+        self.eos = eos if eos is not None else np.zeros(0, np.int32)
+        self._leaving = dict(zip(x_tok.tolist(), x_end.tolist(), strict=True))
+        for t in self.eos.tolist():
+            self._leaving[t] = FINISHED
+        words = kept.mask(anchor.room, size).view(np.uint32).copy()
+        set_bits(np.concatenate([x_tok, self.eos.astype(np.int32)]), words)
+        self.packed = words.view(np.int32)
+        self.packed.setflags(write=False)
+        self.has_text = len(x_tok) > 0 or (len(kept.tokens) > 0 and int(kept.need.min()) <= anchor.room)
+        self.shared = None
+        self._made: dict[int, int] = {}  # form index -> its state in this block
+        self._arrays: tuple[np.ndarray, np.ndarray] | None = None
+
+    def _end(self, f: int) -> int:
+        e = self._made.get(f)
+        if e is None:
+            e = self._made[f] = self.forms.make(self.kept.forms[f], self.anchor)
+        return e
+
+    def next_state(self, token_id: int) -> int | None:
+        """The state ``token_id`` leads to, or None when it is not allowed."""
+        got = self._leaving.get(token_id)
+        if got is not None:
+            return got
+        kept = self.kept
+        i = int(kept.tokens.searchsorted(token_id))
+        if i >= len(kept.tokens) or int(kept.tokens[i]) != token_id:
+            return None
+        f = int(kept.which[i])
+        return self._end(f) if int(kept.need[f]) <= self.anchor.room else None
+
+    def _merged(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._arrays is None:
+            kept = self.kept
+            fit = np.flatnonzero(kept.need <= self.anchor.room)
+            ends = np.full(len(kept.forms), -1, dtype=np.int32)
+            ends[fit] = [self._end(f) for f in fit.tolist()]
+            end = ends[kept.which]
+            inside = end >= 0
+            tok = np.concatenate([kept.tokens[inside], np.array(list(self._leaving), dtype=np.int32)])
+            end = np.concatenate([end[inside], np.array(list(self._leaving.values()), dtype=np.int32)])
+            order = np.argsort(tok, kind="stable")
+            self._arrays = (tok[order], end[order])
+        return self._arrays
+
+    @property
+    def tokens(self) -> np.ndarray:
+        return self._merged()[0]
+
+    @property
+    def next_states(self) -> np.ndarray:
+        return self._merged()[1]
+
+    @property
+    def nbytes(self) -> int:
+        return self.packed.nbytes + (0 if self._arrays is None else self._arrays[0].nbytes * 2)
 
 
 def distinct_ends(end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -165,7 +264,8 @@ def _keep(
     """The part of a walked first row another block can take: its tokens without exit bytes and
     their ends' forms; None when one of those ends is not of the block alone."""
     inside = ~has_exit[tok]
-    tok, end = tok[inside], end[inside]
+    order = np.argsort(tok[inside], kind="stable")
+    tok, end = tok[inside][order], end[inside][order]
     ends, which = distinct_ends(end)
     kept_forms = []
     for e in ends.tolist():
@@ -173,4 +273,5 @@ def _keep(
         if f is None:
             return None
         kept_forms.append(f)
-    return _Kept(tok.astype(np.int32), which.astype(np.int32), kept_forms)
+    needs = np.array([need(f) for f in kept_forms], dtype=np.int32)
+    return _Kept(tok.astype(np.int32), which.astype(np.int32), kept_forms, needs)

@@ -23,7 +23,7 @@ from ..automata.block_forms import BlockForms
 from ..automata.counter_shift import Shifts, shift_class
 from ..limits import Deadline, Limits
 from ..vocabulary import Vocabulary
-from .counted_rows import counted_row, exit_tokens
+from .counted_rows import KeptRow, counted_row, exit_tokens
 from .kernels import kernels
 from .moved_row import MovedRow
 from .rows import FINISHED, Row, RowIndex
@@ -80,32 +80,25 @@ class LazyDfaIndex(RowIndex):
     def on_demand(self) -> LazyByteDFA:
         return self.lazy
 
-    def kernel_row(
-        self, state: int, deadline: Deadline, deferred: list | None = None
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """`RowIndex.kernel_row`, or a counted string's row from a kept first row of its unit
-        (`counted_rows`; walked whenever ``deferred`` nodes are kept: a kept row has none)."""
-        if self.shift_rows and deferred is None and self._has_blocks(state):
-            got = self._counted_row(state, deadline)
-            if got is not None:
-                return got
-        return super().kernel_row(state, deadline, deferred)
-
-    def _moved_row(self, state: int, deadline: Deadline) -> Row | MovedRow | None:
-        """The row of counter state ``state``: its shift class's first row moved (`MovedRow`), or
-        that first row made now (and kept as the class's); None when ``state`` is in no class
-        (near a bound, several blocks): made as any row."""
+    def _counter_row(self, state: int, deadline: Deadline) -> Row | MovedRow | KeptRow | None:
+        """The row of counter state ``state``: its shift class's first row moved (`MovedRow`), a
+        kept first row of its unit (`KeptRow`), or walked — the first of a class kept as the
+        class's; None when ``state`` is in no class and has no kept row (made as any row)."""
         horizon = kernels().vocabulary_preorder(self.vocabulary).max_depth
         cls = shift_class(self.lazy, state, horizon)
-        if cls is None:
-            return None
-        key, block, count = cls
-        first = self._by_shift.get(key)
-        if first is None:
+        if cls is not None and cls[0] in self._by_shift:
+            return self._moved(state, *cls)
+        row = self._kept_row(state, deadline)
+        if row is None:
+            if cls is None:
+                return None
             row = self._make_row(state, *self._row_arrays(state, deadline))
-            self._by_shift[key] = (count, state, row)
-            return row
-        count0, state0, row0 = first
+        if cls is not None:
+            self._by_shift[cls[0]] = (cls[2], state, row)
+        return row
+
+    def _moved(self, state: int, key: tuple, block: int, count: int) -> MovedRow:
+        count0, state0, row0 = self._by_shift[key]
         leaving, _ = exit_tokens(self.vocabulary, self._forms.exits(key[0], key[1]))
         shifts, delta, dfa, spell = self._shifts, count - count0, self.dfa, self.vocabulary.tokens
 
@@ -124,6 +117,23 @@ class LazyDfaIndex(RowIndex):
 
         self.n_shifted += 1
         return MovedRow(row0, self.bitmask(state0), moved, stepped, leaving)
+
+    def _kept_row(self, state: int, deadline: Deadline) -> Row | KeptRow | None:
+        """`counted_rows.counted_row` when ``shared_blocks`` (kept rows counted in ``n_shared``)."""
+        if not self.shared_blocks:
+            return None
+        eos = self.eos_ids if self.dfa.accepting[state] else None
+        with self.lazy.within(deadline):
+            got = counted_row(
+                self.dfa, state, self.lazy, self._forms, deadline, self.steps, self.vocabulary, eos
+            )
+        if got is None:
+            return None
+        if isinstance(got, KeptRow):
+            self.n_shared += 1
+            self._charge(got.nbytes)
+            return got
+        return self._make_row(state, *got)
 
     def _row_arrays(self, state: int, deadline: Deadline) -> tuple[np.ndarray, np.ndarray]:
         got = self._sibling_row(state, deadline)
@@ -178,23 +188,11 @@ class LazyDfaIndex(RowIndex):
         states = self.lazy.state_set(state)
         return len(states) > 0 and states[0] < 0
 
-    def _counted_row(self, state: int, deadline: Deadline) -> tuple[np.ndarray, np.ndarray] | None:
-        """`counted_rows.counted_row` when ``shared_blocks``, counted in ``n_shared``."""
-        if not self.shared_blocks:
-            return None
-        with self.lazy.within(deadline):
-            got = counted_row(self.dfa, state, self.lazy, self._forms, deadline, self.steps, self.vocabulary)
-        if got is None:
-            return None
-        tok, end, shared = got
-        self.n_shared += shared
-        return tok, end
-
     def _shaped_row(self, state: int, deadline: Deadline):
         if self._has_blocks(state):
             # a counted string's states (virtual NFA states, negative, sort first) never loop, and
             # telling so would expand the next count, which a moved row never needs
-            return self._moved_row(state, deadline) if self.shift_rows else None
+            return self._counter_row(state, deadline) if self.shift_rows else None
         if not self.shaped_rows:
             return None
         anchor = self._wide_anchor(state, deadline)
