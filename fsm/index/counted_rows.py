@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -127,11 +128,13 @@ def counted_row(
     steps: Steps | None,
     vocab: Vocabulary,
     eos: np.ndarray | None,
+    lock: AbstractContextManager,
 ) -> KeptRow | tuple[np.ndarray, np.ndarray] | None:
     """The row of counter state ``state``: a `KeptRow` when its unit has a kept first row (near
     the block's bound, its tokens that still fit), else (tokens, end states) walked (and kept when
     shareable: far from the bound) — or None when ``state`` is not an `Anchor`, or is near its
-    bound with nothing kept (walk it as any row). ``eos``: the EOS ids when ``state`` accepts."""
+    bound with nothing kept (walk it as any row). ``eos``: the EOS ids when ``state`` accepts;
+    ``lock``: the index's, held while an end state is made later."""
     k = kernels()
     trie = k.vocabulary_preorder(vocab)
     anchor = forms.anchor(state, trie.max_depth)
@@ -148,7 +151,7 @@ def counted_row(
             rows.put(anchor.key, _keep(forms, anchor, tok, end, has_exit))
         return tok, end
     x_tok, x_end = exit_walk(dfa, state, exit_trie, lazy, deadline, steps)
-    return KeptRow(kept, anchor, forms, x_tok.astype(np.int32), x_end.astype(np.int32), eos, vocab.size)
+    return KeptRow(kept, anchor, forms, x_tok.astype(np.int32), x_end.astype(np.int32), eos, vocab.size, lock)
 
 
 class KeptRow:
@@ -162,6 +165,7 @@ class KeptRow:
     __slots__ = (
         "_arrays",
         "_leaving",
+        "_lock",
         "_made",
         "anchor",
         "eos",
@@ -181,8 +185,9 @@ class KeptRow:
         x_end: np.ndarray,
         eos: np.ndarray | None,
         size: int,
+        lock: AbstractContextManager,
     ):
-        self.kept, self.anchor, self.forms = kept, anchor, forms
+        self.kept, self.anchor, self.forms, self._lock = kept, anchor, forms, lock
         self.eos = eos if eos is not None else np.zeros(0, np.int32)
         self._leaving = dict(zip(x_tok.tolist(), x_end.tolist(), strict=True))
         for t in self.eos.tolist():
@@ -199,7 +204,8 @@ class KeptRow:
     def _end(self, f: int) -> int:
         e = self._made.get(f)
         if e is None:
-            e = self._made[f] = self.forms.make(self.kept.forms[f], self.anchor)
+            with self._lock:  # the lazy DFA grows: under its index's lock, as a row's walk
+                e = self._made[f] = self.forms.make(self.kept.forms[f], self.anchor)
         return e
 
     def next_state(self, token_id: int) -> int | None:

@@ -125,7 +125,15 @@ class LazyDfaIndex(RowIndex):
         eos = self.eos_ids if self.dfa.accepting[state] else None
         with self.lazy.within(deadline):
             got = counted_row(
-                self.dfa, state, self.lazy, self._forms, deadline, self.steps, self.vocabulary, eos
+                self.dfa,
+                state,
+                self.lazy,
+                self._forms,
+                deadline,
+                self.steps,
+                self.vocabulary,
+                eos,
+                self._lock,
             )
         if got is None:
             return None
