@@ -26,7 +26,6 @@ from ..limits import Deadline
 from ..vocabulary import Vocabulary
 from .contract import OnDemand
 from .kernels import kernels
-from .row_sort import set_bits
 from .rows import FINISHED
 
 if TYPE_CHECKING:  # numba's modules: loaded with the first row, not with ``import fsm``
@@ -193,7 +192,7 @@ class KeptRow:
         for t in self.eos.tolist():
             self._leaving[t] = FINISHED
         words = kept.mask(anchor.room, size).view(np.uint32).copy()
-        set_bits(np.concatenate([x_tok, self.eos.astype(np.int32)]), words)
+        kernels().set_bits(np.concatenate([x_tok, self.eos.astype(np.int32)]), words)
         self.packed = words.view(np.int32)
         self.packed.setflags(write=False)
         self.has_text = len(x_tok) > 0 or (len(kept.tokens) > 0 and int(kept.need.min()) <= anchor.room)

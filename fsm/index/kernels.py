@@ -30,11 +30,10 @@ def kernels() -> SimpleNamespace:
         from .body_rows import shaped_row, wide_anchor  # lazy: numba
         from .preorder import PreorderTrie, preorder, vocabulary_preorder  # lazy: numba
         from .row_sort import (
-            merge_renamed,
             pack_tokens,
+            set_bits,
             small_sorted_row,
             sorted_packed_row,
-            sorted_row,
         )  # lazy: numba
         from .sibling_rows import (
             MAX_WALKED_SHARE,
@@ -55,15 +54,14 @@ def kernels() -> SimpleNamespace:
             differing_bytes=differing_bytes,
             ensure_compiled=ensure_compiled,
             first_bytes=first_bytes,
-            merge_renamed=merge_renamed,
             pack_tokens=pack_tokens,
             preorder=preorder,
             same_beyond_ascii=same_beyond_ascii,
+            set_bits=set_bits,
             shaped_row=shaped_row,
             sibling_row=sibling_row,
             small_sorted_row=small_sorted_row,
             sorted_packed_row=sorted_packed_row,
-            sorted_row=sorted_row,
             vocabulary_preorder=vocabulary_preorder,
             walk_below=walk_below,
             walk_row=walk_row,

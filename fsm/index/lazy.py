@@ -116,6 +116,7 @@ class LazyDfaIndex(RowIndex):
                 return s
 
         self.n_shifted += 1
+        self._charge(MovedRow.HELD_BYTES)
         return MovedRow(row0, self.bitmask(state0), moved, stepped, leaving)
 
     def _kept_row(self, state: int, deadline: Deadline) -> Row | KeptRow | None:

@@ -34,6 +34,8 @@ class MovedRow:
 
     __slots__ = ("_arrays", "base", "has_text", "leaving", "moved", "packed", "shared", "stepped")
 
+    HELD_BYTES = 800  # the row, its two closures and their cells (what a budget counts per row)
+
     def __init__(
         self,
         base: _Row,

@@ -1,4 +1,4 @@
-"""A walked row sorted by token with one scatter over the vocabulary (`sorted_row`), compiled.
+"""A walked row sorted by token with one scatter over the vocabulary (`sorted_packed_row`), compiled.
 
 A wide row (a string's inside: most of the vocabulary) comes out of the trie walk in trie order; an
 argsort of 45k tokens (and the gathers) costs ~2.6 ms, a scatter into a vocabulary-sized array and one pass ~0.07 ms.
@@ -37,18 +37,6 @@ def _dense_row(tok, end, n, size, absent, words):  # pragma: no cover - compiled
     return out_t, out_e
 
 
-def sorted_row(tok: np.ndarray, end: np.ndarray, size: int, absent: int) -> tuple[np.ndarray, np.ndarray]:
-    """``tok``, ``end`` sorted by token (no token twice), by one scatter over the vocabulary.
-
-    >>> sorted_row(np.array([3, 1], np.int32), np.array([7, 8], np.int32), 5, -9)[0].tolist()
-    [1, 3]
-    """
-    return _sort(tok, end, size, absent, _NO_WORDS)
-
-
-_NO_WORDS = np.zeros(0, np.uint32)
-
-
 def _sort(tok: np.ndarray, end: np.ndarray, size: int, absent: int, words: np.ndarray):
     """`_dense_row` of the pairs, bits set in ``words`` (empty: none)."""
     return _dense_row(
@@ -64,7 +52,8 @@ def _sort(tok: np.ndarray, end: np.ndarray, size: int, absent: int, words: np.nd
 def sorted_packed_row(
     tok: np.ndarray, end: np.ndarray, size: int, absent: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """`sorted_row`, and the tokens' packed bitmask (`fsm.index.bitmask.pack_bitmask`'s layout).
+    """``tok``, ``end`` sorted by token (no token twice) by one scatter over the vocabulary, and
+    the tokens' packed bitmask (`fsm.index.bitmask.pack_bitmask`'s layout).
 
     >>> t, e, w = sorted_packed_row(np.array([33, 0], np.int32), np.array([7, 8], np.int32), 64, -9)
     >>> t.tolist(), w.tolist()

@@ -37,7 +37,7 @@ from ..limits import Deadline
 from ..vocabulary import TokenTrie, Vocabulary
 from .contract import OnDemand
 from .preorder import PreorderTrie, preorder
-from .row_sort import merge_renamed, replaced_row, small_sorted_row, sorted_row
+from .row_sort import merge_renamed, replaced_row, small_sorted_row
 from .steps import Steps, _chain_to_expand, _uniform_chain
 from .walk_arrays import guard_arrays_of, step_arrays, walk_view
 
@@ -402,10 +402,8 @@ def warm_kernel() -> None:
         tok, end = walk_row(dfa, 0, preorder(trie), labels_are_classes=labels_are_classes)
     lazy = LazyByteDFA(*node_nfa(rep(cls((0x61, 0x61), (0xE9, 0xE9)), 0, 3)))  # an on-demand DFA
     walk_row(lazy.as_byte_dfa(), lazy.initial, preorder(v.trie), on_demand=lazy)
-    sorted_row(tok, end, v.size, -3)
     small_sorted_row(tok, end)
-    for dtype in (np.int32, np.int16):  # a counter class's kept ends, a shape's
-        merge_renamed(tok, np.zeros(len(tok), dtype), end[:1], tok[:0], end[:0])
+    merge_renamed(tok, np.zeros(len(tok), np.int16), end[:1], tok[:0], end[:0])  # a shape's ends
     dense = np.full(v.size, -3, np.int32)  # a sibling row (`fsm.index.sibling_rows`)
     replaced_row(dense, np.zeros(1, np.int64), np.ones(1, np.int64), tok, tok[:1], end[:1], -3)
 

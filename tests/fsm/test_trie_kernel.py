@@ -21,7 +21,7 @@ from fsm.automata import MAX_CODEPOINT, LazyByteDFA, cls, lit, node_nfa, rep, se
 from fsm.index import LazyDfaIndex, walk_tokens
 from fsm.index.bitmask import pack_bitmask, unpack_bitmask
 from fsm.index.preorder import preorder, vocabulary_preorder
-from fsm.index.row_sort import sorted_row
+from fsm.index.row_sort import sorted_packed_row
 from fsm.index.steps import Steps
 from fsm.index.token_walk import class_trie
 from fsm.index.trie_kernel import walk_row
@@ -130,9 +130,10 @@ def test_preorder_numbering(tokens):
 def test_sorted_rows_and_packed_masks(ids, seed):
     tok = np.array(ids, dtype=np.int32)
     end = np.random.default_rng(seed).integers(-2, 50, len(ids)).astype(np.int32)
-    t, e = sorted_row(tok, end, 1000, -3)
+    t, e, words = sorted_packed_row(tok, end, 1000, -3)
     assert _pairs(t, e) == _pairs(tok, end) and t.tolist() == sorted(ids)
     packed = pack_bitmask(tok, 1000)
+    assert np.array_equal(words.view(np.int32), packed)
     assert packed.dtype == np.int32 and len(packed) == 32
     assert unpack_bitmask(packed, 1000).tolist() == sorted(ids)
 
