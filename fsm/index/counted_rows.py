@@ -26,6 +26,7 @@ from ..limits import Deadline
 from ..vocabulary import Vocabulary
 from .contract import OnDemand
 from .kernels import kernels
+from .lazy_row import LazyRow
 from .rows import FINISHED
 
 if TYPE_CHECKING:  # numba's modules: loaded with the first row, not with ``import fsm``
@@ -153,7 +154,7 @@ def counted_row(
     return KeptRow(kept, anchor, forms, x_tok.astype(np.int32), x_end.astype(np.int32), eos, vocab.size, lock)
 
 
-class KeptRow:
+class KeptRow(LazyRow):
     """A counted string's first row from a kept one of its unit (`fsm.index.rows.Row`'s interface):
     the kept tokens whose end fits, each ending in its form made in this block, plus the walked
     tokens that hold an exit byte (and EOS when the state accepts). Its mask is the kept mask for
@@ -232,14 +233,6 @@ class KeptRow:
             order = np.argsort(tok, kind="stable")
             self._arrays = (tok[order], end[order])
         return self._arrays
-
-    @property
-    def tokens(self) -> np.ndarray:
-        return self._merged()[0]
-
-    @property
-    def next_states(self) -> np.ndarray:
-        return self._merged()[1]
 
     @property
     def nbytes(self) -> int:

@@ -106,14 +106,9 @@ class LazyDfaIndex(RowIndex):
             with self._lock:
                 return shifts.moved(e, block, delta)
 
-        def stepped(token_id: int) -> int | None:
+        def stepped(token_id: int) -> int:
             with self._lock:
-                s = state
-                for b in spell[token_id]:
-                    s = dfa.step(s, b)
-                    if s < 0:
-                        return None
-                return s
+                return dfa.walk(state, spell[token_id])
 
         self.n_shifted += 1
         self._charge(MovedRow.HELD_BYTES)

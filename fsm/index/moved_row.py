@@ -18,6 +18,9 @@ from typing import Protocol
 
 import numpy as np
 
+from .counted_rows import distinct_ends
+from .lazy_row import LazyRow
+
 
 class _Row(Protocol):
     tokens: np.ndarray
@@ -27,10 +30,11 @@ class _Row(Protocol):
     def next_state(self, token_id: int) -> int | None: ...
 
 
-class MovedRow:
+class MovedRow(LazyRow):
     """A row (`fsm.index.rows.Row`'s interface) made from ``base`` — the first row of its shift
     class — by ``moved`` (an end state with the count moved) and ``stepped`` (a token's end found
-    by stepping its bytes from this row's state), the latter for the tokens ``leaving`` marks."""
+    by stepping its bytes from this row's state, -1 if rejected), the latter for the tokens
+    ``leaving`` marks."""
 
     __slots__ = ("_arrays", "base", "has_text", "leaving", "moved", "packed", "shared", "stepped")
 
@@ -41,7 +45,7 @@ class MovedRow:
         base: _Row,
         packed: np.ndarray,
         moved: Callable[[int], int],
-        stepped: Callable[[int], int | None],
+        stepped: Callable[[int], int],
         leaving: np.ndarray,
     ):
         self.base, self.packed, self.moved, self.stepped, self.leaving = base, packed, moved, stepped, leaving
@@ -60,19 +64,18 @@ class MovedRow:
         if self.leaving[token_id]:
             got = self.stepped(token_id)
             # the class's invariant: a token the first row allows, every state of the class allows
-            assert got is not None and got >= 0, f"token {token_id} allowed by the class, not by its bytes"
+            assert got >= 0, f"token {token_id} allowed by the class, not by its bytes"
             return got
         return self.moved(e)
 
-    def _made(self) -> tuple[np.ndarray, np.ndarray]:
+    def _merged(self) -> tuple[np.ndarray, np.ndarray]:
         if self._arrays is None:
             tok, end = self.base.tokens, self.base.next_states
             out = end.copy()
             text = end >= 0
             if text.any():
-                present = np.unique(end[text])
-                moved = np.array([self.moved(e) for e in present.tolist()], dtype=np.int32)
-                out[text] = moved[np.searchsorted(present, end[text])]
+                present, where = distinct_ends(end[text])
+                out[text] = np.array([self.moved(e) for e in present.tolist()], dtype=np.int32)[where]
                 for i in np.flatnonzero(text & self.leaving[tok]).tolist():
                     out[i] = self._end(int(tok[i]), int(end[i]))
             self._arrays = (tok, out)
@@ -80,11 +83,7 @@ class MovedRow:
 
     @property
     def tokens(self) -> np.ndarray:
-        return self.base.tokens
-
-    @property
-    def next_states(self) -> np.ndarray:
-        return self._made()[1]
+        return self.base.tokens  # the class's: no end state made to read them
 
     @property
     def nbytes(self) -> int:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .lazy_row import LazyRow
 from .row_sort import merge_renamed, set_bits
 
 
@@ -35,7 +36,7 @@ class BodyShape:
 _DICT_MAX = 1024
 
 
-class ShapedRow:
+class ShapedRow(LazyRow):
     """A row made from a body's shape (`fsm.index.rows.Row`'s interface): the shape's tokens with
     their ends renamed, and the tokens that leave the body (EOS among them when the state
     accepts). Its packed mask is the shape's with the leaving tokens' bits set (a few µs); the
@@ -60,14 +61,6 @@ class ShapedRow:
                 self.shape.tokens, self.shape.ends, self.names, self.x_tok, self.x_end
             )
         return self._dense
-
-    @property
-    def tokens(self) -> np.ndarray:
-        return self._merged()[0]
-
-    @property
-    def next_states(self) -> np.ndarray:
-        return self._merged()[1]
 
     def next_state(self, token_id: int) -> int | None:
         """The state ``token_id`` leads to, or None when it is not allowed."""
