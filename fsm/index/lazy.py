@@ -195,8 +195,12 @@ class LazyDfaIndex(RowIndex):
     def _shaped_row(self, state: int, deadline: Deadline):
         if self._has_blocks(state):
             # a counted string's states (virtual NFA states, negative, sort first) never loop, and
-            # telling so would expand the next count, which a moved row never needs
-            return self._counter_row(state, deadline) if self.shift_rows else None
+            # telling so would expand the next count, which a moved row never needs; a state the
+            # counter rows do not make (a string inside a `{}` value's pushdown block: it loops) is
+            # walked anyway, which expands as much
+            row = self._counter_row(state, deadline) if self.shift_rows else None
+            if row is not None:
+                return row
         if not self.shaped_rows:
             return None
         anchor = self._wide_anchor(state, deadline)

@@ -33,6 +33,9 @@ SCHEMAS = [
         "properties": {"k": {"enum": ["x", "yz"]}, "v": {"type": "string"}},
         "required": ["k", "v"],
     },
+    # any value (`{}`): its strings are inside a pushdown block (virtual NFA states)
+    {"type": "array", "items": {}},
+    {"type": "object", "properties": {"a": {}, "b": {"type": "string"}}, "additionalProperties": True},
 ]
 
 
@@ -120,3 +123,19 @@ def test_a_row_left_by_many_tokens_answers_each_token(vocab, tokenizer, monkeypa
     allowed = np.zeros(vocab.size, dtype=bool)
     allowed[tokens] = True
     assert all(row.next_state(t) is None for t in np.flatnonzero(~allowed)[:200].tolist())
+
+
+def test_strings_inside_any_value_are_shaped(vocab, tokenizer):
+    """A string inside a `{}` value (a pushdown block's virtual states, with the bracket stack in the
+    state) loops like any string body: its rows come from the shape, equal to a walk's, at each depth."""
+    index = fsm.compile(fsm.JsonSchema({"type": "object", "properties": {"a": {}}}), vocab, cache=False)
+    walked = walked_index(index)
+    shaped = 0
+    for _ in range(2):  # a shape is walked on its second sighting
+        index = LazyDfaIndex(index.lazy, vocab, limits=index.limits)
+        for text in ('{"a":"x', '{"a":["x', '{"a":{"k":[{"j":"x', '{"a":{"k', '{"a":{"k":"y\\n'):
+            m = index.matcher()
+            for t in tokenizer.encode(text, add_special_tokens=False):
+                m.advance(t)
+            shaped += _same(index, walked, m.state, vocab.size)
+    assert shaped >= 5
