@@ -206,6 +206,14 @@ class LazyDfaIndex(RowIndex):
         anchor = self._wide_anchor(state, deadline)
         if anchor < 0:
             return None  # most rows: narrow
+        if anchor != state and anchor in self._anchor_dense:
+            # a state that leads into a text it is not (a key's prefix, the first character of a
+            # string with a pattern): a shape with it as its root is its own, walked whole on its
+            # second sighting (~1 ms), where its anchor's row, made already, needs only the first
+            # bytes that differ walked
+            got = self._sibling_row(state, deadline)
+            if got is not None:
+                return self._make_row(state, *got)
         k = kernels()
         trie = k.vocabulary_preorder(self.vocabulary)
         eos = (self.eos_ids, FINISHED) if self.dfa.accepting[state] else None
