@@ -139,6 +139,10 @@ class ProductBlock(CounterBlock):
             _ESCAPES = (children, leaf, below)
         self.n_esc = len(_ESCAPES[0]) if enc else 1
         self.m = len(unit) * self.n_esc
+        # (unit state, escape trie node) -> the unit states the characters below the node lead to:
+        # a state's escape edges asked the unit for each of ~34 characters at every count (~80 µs
+        # an expansion, most of a format string's), where a few distinct targets' liveness differs
+        self._esc_targets: dict[tuple[int, int], tuple[int, ...]] = {}
 
     @staticmethod
     def lengths(unit: CharDFA, hi: int, budget) -> np.ndarray:
@@ -164,6 +168,16 @@ class ProductBlock(CounterBlock):
         t = self.unit.step(q, c)
         return t if t >= 0 and self.live(k + 1, t) else -1
 
+    def _escapes_live(self, k: int, q: int, node: int) -> bool:
+        """Whether some character below escape trie ``node`` leads ``q`` to a state live at ``k + 1``."""
+        targets = self._esc_targets.get((q, node))
+        if targets is None:
+            step = self.unit.step
+            found = {step(q, c) for c in _ESCAPES[2][node]}
+            found.discard(-1)
+            targets = self._esc_targets[(q, node)] = tuple(sorted(found))
+        return any(self.live(k + 1, t) for t in targets)
+
     def edges(self, local: int) -> list[Edge]:
         k, g = divmod(local, self.m)
         q, e = divmod(g, self.n_esc)
@@ -178,20 +192,20 @@ class ProductBlock(CounterBlock):
                 for a, b in _unescaped(lo, hi) if self.enc else ((lo, hi),):
                     out.append((a, b, (k + 1, t * ne)))
             if self.enc:
-                children, _, below = _ESCAPES
+                children = _ESCAPES[0]
                 for ch, child in children[0].items():
-                    if any(self._next(k, q, c) >= 0 for c in below[child]):
+                    if self._escapes_live(k, q, child):
                         out.append((ch, ch, (k, q * ne + child)))
                 out.sort()
             return out  # type: ignore[return-value]
-        children, leaf, below = _ESCAPES
+        children, leaf, _ = _ESCAPES
         out = []
         for ch, child in sorted(children[e].items()):
             if child in leaf:
                 t = self._next(k, q, leaf[child])
                 if t >= 0:
                     out.append((ch, ch, (k + 1, t * ne)))
-            elif any(self._next(k, q, c) >= 0 for c in below[child]):
+            elif self._escapes_live(k, q, child):
                 out.append((ch, ch, (k, q * ne + child)))
         return out  # type: ignore[return-value]
 
