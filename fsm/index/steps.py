@@ -82,16 +82,27 @@ def _step_of(table, rows, byte_class, n_labels, s, steps, masks, known, expanded
 
 
 @numba.njit(cache=True, nogil=True)
-def _sole_step(table, rows, byte_class, n_labels, s):  # pragma: no cover - compiled
-    """The state ``s``'s only live label leads to, or -1 (none or several live labels)."""
+def _sole_label(table, rows, byte_class, n_labels, s):  # pragma: no cover - compiled
+    """State ``s``'s only live label, or -1 (none or several live labels)."""
     out = -1
     for b in range(n_labels):
-        t = table[rows[s], byte_class[b]]
-        if t >= 0:
+        if table[rows[s], byte_class[b]] >= 0:
             if out >= 0:
                 return -1
-            out = t
+            out = b
     return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _child(label, size, node, b):  # pragma: no cover - compiled
+    """The child of preorder trie ``node`` labelled ``b``, or -1."""
+    j = node + 1
+    end = node + size[node]
+    while j < end:
+        if label[j] == b:
+            return j
+        j += size[j]
+    return -1
 
 
 @numba.njit(cache=True, nogil=True)
@@ -202,7 +213,24 @@ def _uniform_chain(
 
 @numba.njit(cache=True, nogil=True)
 def _chain_to_expand(
-    table, rows, byte_class, n_labels, s, start, done, steps, masks, known, chars, utf8, expanded, max_depth
+    table,
+    rows,
+    byte_class,
+    n_labels,
+    s,
+    start,
+    done,
+    node,
+    steps,
+    masks,
+    known,
+    chars,
+    utf8,
+    expanded,
+    max_depth,
+    label,
+    size,
+    height,
 ):  # pragma: no cover - compiled
     """The first state along ``s``'s chain of wide uniform steps (32 labels or more) or of
     literal steps (one live label) that is not expanded yet — a chain state, or a state inside a multi-byte character read from ``s``
@@ -212,16 +240,24 @@ def _chain_to_expand(
     multi-byte tokens and costs more than it saves on one of mostly ASCII tokens (the walk checks
     them when their states happen to be expanded).
 
+    Only as deep as some token reaches: the trie ``node`` (``label``, ``size``, ``height``: the
+    trie's arrays) the literal steps spell so far, until a wide step, from which every byte is
+    possible and the depth is bounded by the subtree's height (a key's last bytes, ``":"`` and a
+    counted string held by no token expanded 75 counts of that string, ~2 ms, on every key).
+
     Returns (that state, the chain state to resume from once it is expanded, the steps taken to
-    it): a caller resumes at ``start`` after ``done`` steps, so a literal of n bytes costs n steps
-    in all, not n each time."""
+    it, the trie node at it — -1 past a wide step —, the depth bound): a caller resumes at
+    ``start`` after ``done`` steps from ``node`` within ``max_depth``, so a literal of n bytes
+    costs n steps in all, not n each time."""
     c = start
     for i in range(done, max_depth):
+        if node >= 0 and height[node] <= 1:
+            return -1, c, i, node, max_depth  # no token spells a byte more
         u = _step_of(table, rows, byte_class, n_labels, c, steps, masks, known, expanded)
         if u == -2:
-            return c, c, i
+            return c, c, i, node, max_depth
         if u < 0:
-            return -1, c, i
+            return -1, c, i, node, max_depth
         wide = 0
         for w in range(4):
             x = masks[c, w]
@@ -231,20 +267,32 @@ def _chain_to_expand(
         if wide < 32:
             # a literal (one live label: a key, a ``": "``): its next state, expanded here now
             # rather than by a round of the walk per byte (a round's Python costs ~10 µs)
-            u = _sole_step(table, rows, byte_class, n_labels, c)
-            if u < 0 or u == c:
-                return -1, c, i
+            b = _sole_label(table, rows, byte_class, n_labels, c)
+            if b < 0:
+                return -1, c, i, node, max_depth
+            u = table[rows[c], byte_class[b]]
+            if u == c:
+                return -1, c, i, node, max_depth
+            if node >= 0:
+                node = _child(label, size, node, b)
+                if node < 0:
+                    return -1, c, i, node, max_depth  # no token spells this byte here
             c = u
             continue
+        if node >= 0:  # any byte from here on: as deep as the deepest token below this node
+            max_depth = min(max_depth, i + height[node] - 1)
+            node = -1
+            if i >= max_depth:
+                return -1, c, i, node, max_depth
         if (utf8 == 2 or (utf8 == 1 and c == s)) and (chars[c] == 0 or chars[c] == 3):
             got = char_step(table, rows, byte_class, c, u, expanded)
             if got < 0:
-                return -2 - got, c, i
+                return -2 - got, c, i, node, max_depth
             chars[c] = 1 if got == 1 else 2
         if u == c:
-            return -1, c, i
+            return -1, c, i, node, max_depth
         c = u
-    return -1, c, max_depth
+    return -1, c, max_depth, node, max_depth
 
 
 class Steps:

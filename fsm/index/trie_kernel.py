@@ -241,11 +241,28 @@ def walk_row(
         if chain_chars is None:
             chain_chars = trie.multibyte_share > MULTIBYTE_SHARE
         utf8 = 0 if labels_are_classes else 2 if chain_chars else 1
-        at, done = int(state), 0
+        at, done, node, depth = int(state), 0, 0, trie.max_depth
         while True:
             st, masks, known, chars = step_arrays(steps, flags, on_demand)
-            q, at, done = _chain_to_expand(
-                tbl, rows, bc, n_labels, state, at, done, st, masks, known, chars, utf8, flags, trie.max_depth
+            q, at, done, node, depth = _chain_to_expand(
+                tbl,
+                rows,
+                bc,
+                n_labels,
+                state,
+                at,
+                done,
+                node,
+                st,
+                masks,
+                known,
+                chars,
+                utf8,
+                flags,
+                depth,
+                trie.label,
+                trie.size,
+                trie.height,
             )
             if q < 0:
                 break
