@@ -9,7 +9,7 @@ would cost ``hi`` copies of the item.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from weakref import WeakKeyDictionary
 
 import numpy as np
@@ -157,6 +157,20 @@ class ProductBlock(CounterBlock):
             if j & 255 == 0:
                 budget.deadline.check("JSON schema automaton")
         return np.concatenate([np.zeros((1, n), dtype=np.int32), np.cumsum(reach, axis=0, dtype=np.int32)])
+
+    @cached_property
+    def longest_shortest(self) -> int:
+        """The longest, over unit states that can end within ``hi`` characters, of the shortest text
+        each ends with: farther than this from ``hi``, and past ``lo``, liveness does not depend on k.
+
+        >>> from fsm.automata.char_dfa import CharDFA
+        >>> unit = CharDFA([[(97, 97, 1)], [(98, 98, 2)], []], [False, False, True])  # "ab"
+        >>> ProductBlock(unit, 0, 10, 0, ProductBlock.lengths(unit, 10, None)).longest_shortest
+        2
+        """
+        reach = np.diff(self.cum, axis=0) > 0  # reach[j, q]: q ends a text of length j
+        ends = reach.any(axis=0)
+        return int(reach.argmax(axis=0)[ends].max()) if ends.any() else 0
 
     def live(self, k: int, q: int) -> bool:
         """Whether ``k`` characters read and unit state ``q`` can still end within ``lo..hi``."""

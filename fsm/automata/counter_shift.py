@@ -14,7 +14,10 @@ Why it is exact: a `CounterBlock` state ``(k, g)`` changes behaviour with ``k`` 
 block may end) and ``hi`` (no more items). Reading ``n <= horizon`` bytes adds at most ``n`` to ``k``
 (an item is at least one byte), so when every count of the set stays below ``hi - horizon`` and on
 one side of ``lo`` over those bytes, subset construction commutes with adding the same offset to
-every count of that block.
+every count of that block. A `ProductBlock` state (a format with ``maxLength``) also has edges only
+to live states, live when its unit state ends some text within the room left: past ``lo``, that is
+"its shortest ending fits", the same at every count farther than the longest shortest ending from
+``hi`` (`ProductBlock.longest_shortest`).
 
 >>> from fsm.automata import LazyByteDFA, cls, lit, node_nfa, rep, seq
 >>> lazy = LazyByteDFA(*node_nfa(seq(rep(cls((97, 98)), 0, 500), lit("!"))))
@@ -26,7 +29,7 @@ every count of that block.
 
 from __future__ import annotations
 
-from .blocks import CounterBlock
+from .blocks import CounterBlock, ProductBlock
 from .lazy_dfa import LazyByteDFA
 
 
@@ -35,10 +38,19 @@ def shift_class(lazy: LazyByteDFA, d: int, horizon: int) -> tuple[tuple, int, in
     act alike for every state of its class up to a shift of that block's count; None when ``d`` is
     not such a state (no counter, several blocks, near a bound, inside a multi-byte character)."""
     parts = block_parts(lazy, d)
-    if parts is None or parts[1] is None or type(parts[1]) is not CounterBlock:
-        return None  # product blocks' liveness depends on the count itself
+    if parts is None or parts[1] is None:
+        return None
     form, block, k0, k1 = parts
-    if k1 + horizon >= block.hi:
+    if type(block) is CounterBlock:
+        slack = 0
+    elif type(block) is ProductBlock and k0 >= block.lo:
+        # a product state lives while its unit state can still end within the room left: past
+        # ``lo`` and farther from ``hi`` than the longest shortest ending, every state's liveness
+        # stays put over the horizon, so it shifts as a counter does
+        slack = block.longest_shortest + 1
+    else:
+        return None  # short of ``lo``, a product state's liveness depends on the count itself
+    if k1 + horizon + slack >= block.hi:
         return None
     past_lo = lo_side(block, k0, k1, horizon)
     if past_lo is None:

@@ -102,3 +102,54 @@ def test_a_class_holds_the_states_one_count_apart_far_from_the_bound():
     assert len({k[0] for k in keys[1:31]}) == 1
     assert [k[2] - keys[1][2] for k in keys[1:31]] == list(range(30))
     assert shifted(lazy, states[3], keys[3][1], 5) == states[8]
+
+
+# a format or pattern with maxLength: a product block, whose states live while their unit state's
+# shortest ending still fits (shifted only past lo and that far from hi)
+PRODUCTS = [
+    (
+        {"type": "string", "format": "uri", "maxLength": 255},
+        "https://www.example.com/" + "ab/" * 60 + "x.jpg",
+    ),
+    ({"type": "string", "format": "email", "maxLength": 200}, "first.last" * 12 + "@example.org"),
+    ({"type": "string", "pattern": "^[a-z]+(-[a-z0-9]+)*-x9$", "maxLength": 120}, "ab-" * 36 + "x9"),
+    ({"type": "string", "format": "date-time", "maxLength": 64}, "2022-01-01T12:00:00.123456Z"),
+]
+
+
+@pytest.mark.parametrize("schema,text", PRODUCTS, ids=[json.dumps(s)[:50] for s, _ in PRODUCTS])
+def test_product_block_rows_derived_from_an_earlier_count_equal_walked_rows(schema, text, vocab, tokenizer):
+    index = fsm.compile(fsm.JsonSchema(schema), vocab, cache=False)
+    derived = LazyDfaIndex(index.lazy, vocab, limits=index.limits)
+    walked = LazyDfaIndex(index.lazy, vocab, limits=index.limits, shift_rows=False, shared_blocks=False)
+    rng = random.Random(text)
+    doc = json.dumps(text)
+    for ids in (tokenizer.encode(doc, add_special_tokens=False), _byte_tokens(doc, vocab)):
+        state = index.lazy.initial
+        for t in ids:
+            _same_row(derived, walked, state)
+            nxt = derived.row(state).next_state(t)
+            assert nxt is not None, (schema, t)
+            state = nxt
+        _same_row(derived, walked, state)
+        assert index.lazy.accepting_flags[state]
+    # random tokens from the rows, near the bound too
+    for _ in range(3):
+        state = index.lazy.initial
+        for _ in range(60):
+            _same_row(derived, walked, state)
+            row = derived.row(state)
+            if not len(row.tokens):
+                break
+            t = int(rng.choice(row.tokens))
+            state = row.next_state(t)
+            if state < 0:
+                break
+    if schema["maxLength"] >= 120:
+        assert derived.n_shifted > 10, "hardly a row was derived: the test would not test it"
+
+
+def _byte_tokens(text: str, vocab: fsm.Vocabulary) -> list[int]:
+    """The one-byte token of each byte of ``text``: every count of the string visited."""
+    ids = {vocab.token_bytes(i): i for i in range(vocab.size) if vocab.token_bytes(i) is not None}
+    return [ids[bytes([b])] for b in text.encode()]
