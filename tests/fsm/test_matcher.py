@@ -129,6 +129,22 @@ def test_fill_bitmask_matches_allowed(vocab):
     assert unpack_bitmask(words, vocab.size).tolist() == m.allowed_token_ids().tolist()
 
 
+def test_is_allowed_is_the_mask_bit(vocab, tokenizer):
+    """`is_allowed` answers from the packed mask: the same as `allowed_token_ids` for every token,
+    inside a counted string (a moved row's arrays are made only when read), after EOS, and out of range."""
+    schema = {"type": "object", "properties": {"s": {"type": "string", "maxLength": 300}}, "required": ["s"]}
+    m = fsm.compile(fsm.JsonSchema(schema), vocab, cache=False).matcher()
+    for text in ('{"s":"', "abc def", "ghi", '"}'):
+        for t in tokenizer.encode(text, add_special_tokens=False):
+            m.advance(t)
+        allowed = np.zeros(vocab.size, bool)
+        allowed[m.allowed_token_ids()] = True
+        assert [m.is_allowed(t) for t in range(vocab.size)] == allowed.tolist()
+    m.advance(vocab.eos_token_ids[0])
+    assert m.is_allowed(vocab.eos_token_ids[0]) and not m.is_allowed(0)
+    assert not m.is_allowed(-1) and not m.is_allowed(vocab.size)
+
+
 def test_forced_tokens_and_bytes(vocab, tokenizer):
     m = fsm.compile(fsm.Regex(r'\{"name":"[a-z]+"\}'), vocab, cache=False).matcher()
     assert m.forced_bytes() == b'{"name":"'
