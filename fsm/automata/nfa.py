@@ -30,6 +30,7 @@ from .liveness import trim_nfa
 from .members import build_members
 from .ranges import ANY_CHAR, intersect, normalize_ranges
 from .remainders import Multiples, NeedsLazyDfa, RemainderBlock, Remainders, refuse_plain
+from .universal import merge_universal
 
 _UNIT_MAX = 64  # ... when its item is a DFA of at most this many states
 _PRODUCT_MAX = 4_000_000  # states of a lazy length product (its liveness table is this many int32)
@@ -436,7 +437,9 @@ def small_dfa(node: Node, budget: Budget) -> CharDFA:
         for d in dfas[1:]:
             if acc is not None:
                 acc = trim_dfa(product(acc, d, budget), budget)
-        d = acc or EMPTY_DFA
+        # a search pattern's states after its match accept everything: one state, not one per
+        # partial match tracked (each a row of its own)
+        d = EMPTY_DFA if acc is None else merge_universal(acc)
     else:
         d = node_to_char_dfa(node.item, budget)
         d = EMPTY_DFA if d is None else trim_dfa(minus_words(d, node.words, budget)) or EMPTY_DFA
