@@ -28,6 +28,7 @@ def kernels() -> SimpleNamespace:
     if _loaded is None:
         # lazy: numba must not be loaded by `import fsm` (the module docstring says why)
         from .body_rows import shaped_row, wide_anchor  # lazy: numba
+        from .literal_rows import literal_row  # lazy: numba
         from .preorder import PreorderTrie, preorder, vocabulary_preorder  # lazy: numba
         from .row_sort import (
             pack_tokens,
@@ -54,6 +55,7 @@ def kernels() -> SimpleNamespace:
             differing_bytes=differing_bytes,
             ensure_compiled=ensure_compiled,
             first_bytes=first_bytes,
+            literal_row=literal_row,
             pack_tokens=pack_tokens,
             preorder=preorder,
             same_beyond_ascii=same_beyond_ascii,

@@ -43,18 +43,21 @@ class LazyDfaIndex(RowIndex):
         shaped_rows: bool = True,
         shared_blocks: bool = True,
         sibling_rows: bool = True,
+        literal_rows: bool = True,
     ):
         """``shift_rows``: derive the rows of counter states from an earlier count's (exact, see
         the module); ``shaped_rows``: make the rows inside a string from its body's shape
         (`fsm.index.body_rows`); ``shared_blocks``: make the first row of a counter block from
         another block's (`fsm.index.counted_rows`, with ``shift_rows``); ``sibling_rows``: make a
-        wide row from its anchor's (`fsm.index.sibling_rows`); False walks every row (what tests
+        wide row from its anchor's (`fsm.index.sibling_rows`); ``literal_rows``: follow a literal
+        state's one byte down the trie (`fsm.index.literal_rows`); False walks every row (what tests
         compare the others with)."""
         self.lazy = lazy
         self.shift_rows = shift_rows
         self.shaped_rows = shaped_rows
         self.n_shaped = 0  # rows made from a shape so far
         self.sibling_rows = sibling_rows
+        self.literal_rows = literal_rows
         self.n_sibling = 0  # rows made from their anchor's so far
         self._anchor_row = False  # an anchor's row is being made: walked, never from its own anchor
         self._anchor_dense: dict[int, np.ndarray] = {}  # anchor -> its row's ends over the vocabulary
@@ -140,8 +143,18 @@ class LazyDfaIndex(RowIndex):
         return self._make_row(state, *got)
 
     def _row_arrays(self, state: int, deadline: Deadline) -> tuple[np.ndarray, np.ndarray]:
-        got = self._sibling_row(state, deadline)
+        got = self._literal_row(state, deadline) or self._sibling_row(state, deadline)
         return got if got is not None else super()._row_arrays(state, deadline)
+
+    def _literal_row(self, state: int, deadline: Deadline) -> tuple[np.ndarray, np.ndarray] | None:
+        """`literal_rows.literal_row` of ``state`` (None: several bytes live from it, walk it)."""
+        if not self.literal_rows or self.lazy.has_guards:
+            return None  # a guarded state's row defers nodes (`fsm.index.guarded`): walked
+        k = kernels()
+        with self.lazy.within(deadline):
+            return k.literal_row(
+                self.dfa, state, k.vocabulary_preorder(self.vocabulary), self.lazy, deadline, self.steps
+            )
 
     def _sibling_row(self, state: int, deadline: Deadline) -> tuple[np.ndarray, np.ndarray] | None:
         """`sibling_rows.sibling_row` of ``state`` from its wide anchor's row, or None: walk it (no
