@@ -437,9 +437,7 @@ def small_dfa(node: Node, budget: Budget) -> CharDFA:
         for d in dfas[1:]:
             if acc is not None:
                 acc = trim_dfa(product(acc, d, budget), budget)
-        # a search pattern's states after its match accept everything: one state, not one per
-        # partial match tracked (each a row of its own)
-        d = EMPTY_DFA if acc is None else merge_universal(acc)
+        d = EMPTY_DFA if acc is None else merge_universal(acc)  # a search's states after its match: one
     else:
         d = node_to_char_dfa(node.item, budget)
         d = EMPTY_DFA if d is None else trim_dfa(minus_words(d, node.words, budget)) or EMPTY_DFA
