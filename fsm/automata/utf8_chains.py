@@ -140,6 +140,7 @@ class CharacterStates:
     _leads: memoryview  # a flat view of it
     _chains: Utf8Chains
     _char_trans: list
+    _n_real: int
     _counters: object
     _calls: object
     budget: Budget
@@ -173,7 +174,15 @@ class CharacterStates:
         s = self._sets[d]
         if s is None:
             src, b = divmod(self._leads[d], 256)
-            targets = {t for q in self._set(src) for t in self._lead_targets(q, b)}
+            # a source set is mostly states that read ASCII only (a key's declared names beside
+            # the free key): asked for no lead byte's targets, ~1 µs a state
+            ct, n_real = self._char_trans, self._n_real
+            targets = {
+                t
+                for q in self._set(src)
+                if not 0 <= q < n_real or any(e[1] >= 0x80 for e in ct[q])
+                for t in self._lead_targets(q, b)
+            }
             if self._calls is None:  # chain states only, none with an epsilon move
                 s = tuple(sorted(targets))
             else:
