@@ -30,7 +30,7 @@ from ..automata import ByteDFA
 from ..limits import Deadline
 from .contract import OnDemand
 from .preorder import PreorderTrie
-from .steps import Steps
+from .steps import Steps, _child, _sole_label
 from .trie_kernel import walk_below
 from .walk_arrays import walk_view
 
@@ -44,7 +44,7 @@ def _follow(
     table, rows, bc, expanded, label, size, tok_start, tok_count, tok_ids, s, max_depth
 ):  # pragma: no cover
     """Tokens along the literal from state ``s``: (tokens, end states, how it stopped, the state and
-    trie node where it stopped; node -1: at the root). A state with another number of live bytes
+    trie node where it stopped; node 0: the root). A state with another number of live bytes
     than one stops it (`_NOT_LITERAL`; at the start: not a literal state at all)."""
     out_tok = np.empty(64, np.int32)
     out_end = np.empty(64, np.int32)
@@ -54,22 +54,12 @@ def _follow(
     for _ in range(max_depth):
         if not expanded[c]:
             return out_tok[:n], out_end[:n], _EXPAND, c, node
-        b = -1
-        for x in range(256):
-            if table[rows[c], bc[x]] >= 0:
-                if b >= 0:
-                    return out_tok[:n], out_end[:n], _NOT_LITERAL, c, node
-                b = x
+        b = _sole_label(table, rows, bc, 256, c)
+        if b == -2:
+            return out_tok[:n], out_end[:n], _NOT_LITERAL, c, node
         if b < 0:
             return out_tok[:n], out_end[:n], _DONE, c, node
-        child = -1
-        j = node + 1
-        end = node + size[node]
-        while j < end:
-            if label[j] == b:
-                child = j
-                break
-            j += size[j]
+        child = _child(label, size, node, b)
         if child < 0:
             return out_tok[:n], out_end[:n], _DONE, c, node
         u = table[rows[c], bc[b]]

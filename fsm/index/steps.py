@@ -83,12 +83,12 @@ def _step_of(table, rows, byte_class, n_labels, s, steps, masks, known, expanded
 
 @numba.njit(cache=True, nogil=True)
 def _sole_label(table, rows, byte_class, n_labels, s):  # pragma: no cover - compiled
-    """State ``s``'s only live label, or -1 (none or several live labels)."""
+    """State ``s``'s only live label, or -1 (none live) or -2 (several)."""
     out = -1
     for b in range(n_labels):
         if table[rows[s], byte_class[b]] >= 0:
             if out >= 0:
-                return -1
+                return -2
             out = b
     return out
 
