@@ -247,6 +247,24 @@ class LazyByteDFA(StateRows, StateSets, GuardPoints, CharacterStates, DeadlineSc
         ev = self._btrans[q] or self._byte_edges(q)
         return d if len(ev) == 1 and ev[0][0] == ev[0][1] and ev[0][2] != LEAD else -1
 
+    def reads_one_byte(self, d: int) -> bool:
+        """Whether state ``d`` is one NFA state of the character NFA with one edge of one byte (a
+        literal's character): its row has one live byte, so no wide loop and no shape to look for.
+
+        >>> from fsm.automata import lit, node_nfa
+        >>> lazy = LazyByteDFA(*node_nfa(lit("ab")))
+        >>> lazy.reads_one_byte(lazy.initial)
+        True
+        """
+        s = self._sets[d] or self._set(d)
+        if len(s) != 1 or self._calls is not None:
+            return False
+        q = s[0]
+        if not 0 <= q < self._n_real:
+            return False
+        ev = self._btrans[q] or self._byte_edges(q)
+        return len(ev) == 1 and ev[0][0] == ev[0][1]
+
     def ensure(self, rows) -> None:
         """Expand every state in ``rows`` (an int or an array of ints)."""
         if rows.__class__ is int or isinstance(rows, np.integer):

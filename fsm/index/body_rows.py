@@ -177,11 +177,14 @@ def _known(y, left, anchor, expanded, ok_at, fail_at):  # pragma: no cover - com
 
 
 @numba.njit(cache=True, nogil=True)
-def _returns(table, rows, bc, y0, left0, anchor, expanded, ok_at, fail_at):  # pragma: no cover - compiled
+def _returns(
+    table, rows, classes, y0, left0, anchor, expanded, ok_at, fail_at
+):  # pragma: no cover - compiled
     """Whether every way on from ``y0`` reaches ``anchor`` within ``left0`` bytes: 1, 0, or
     -2 - (a state to expand first). ``ok_at``/``fail_at``: the least budget a state was proven
-    with (0: none) and the most it was refuted with (-1: none). Depth first with its own stack
-    (numba's disk cache does not keep recursive functions)."""
+    with (0: none) and the most it was refuted with (-1: none). ``classes``: the byte classes
+    some byte has (a verdict depends on the targets only: one look per class, not per byte).
+    Depth first with its own stack (numba's disk cache does not keep recursive functions)."""
     r = _known(y0, left0, anchor, expanded, ok_at, fail_at)
     if r != 2:
         return r
@@ -197,8 +200,8 @@ def _returns(table, rows, bc, y0, left0, anchor, expanded, ok_at, fail_at):  # p
         left = st_l[top - 1]
         b = st_b[top - 1]
         pushed = False
-        while b < 256:
-            z = table[rows[y], bc[b]]
+        while b < len(classes):
+            z = table[rows[y], classes[b]]
             b += 1
             if z < 0:
                 continue
@@ -251,6 +254,25 @@ def _body(table, rows, bc, root, expanded, ok_at, fail_at):  # pragma: no cover 
             return -2, order, shape, need[:1]
         if _wide_target(table, rows, bc, anchor) != anchor:
             return -1, order, shape, need[:0]
+    # one look per byte class (~30 of JSON's 256 bytes), in the order of their first bytes (the
+    # states' order, the shape's key, as byte by byte): a class's bytes all lead to one target,
+    # searched unless all of them are ASCII (an exit, below)
+    n_cls = 0
+    for b in range(256):
+        n_cls = max(n_cls, bc[b] + 1)
+    high = np.zeros(n_cls, np.bool_)
+    seen = np.zeros(n_cls, np.bool_)
+    classes = np.empty(n_cls, np.int64)
+    k = 0
+    for b in range(256):
+        c = bc[b]
+        if not seen[c]:
+            seen[c] = True
+            classes[k] = c
+            k += 1
+        if b >= 0x80:
+            high[c] = True
+    classes = classes[:k]
     pos = np.full(len(expanded), -1, np.int64)
     wanted = np.zeros(len(expanded), np.bool_)
     n_need = 0
@@ -267,15 +289,15 @@ def _body(table, rows, bc, root, expanded, ok_at, fail_at):  # pragma: no cover 
                 need[n_need] = x
                 n_need += 1
             continue
-        for b in range(256):
-            z = table[rows[x], bc[b]]
+        for c in classes:
+            z = table[rows[x], c]
             if z < 0 or pos[z] >= 0:
                 continue
-            if b < 0x80 and z != anchor:
+            if not high[c] and z != anchor:
                 # a body returns within a character: an ASCII byte that leaves the loop is an exit,
                 # never searched (a key's declared names, a quote: searching them expanded ~10 states)
                 continue
-            r = _returns(table, rows, bc, z, RETURN_BYTES, anchor, expanded, ok_at, fail_at)
+            r = _returns(table, rows, classes, z, RETURN_BYTES, anchor, expanded, ok_at, fail_at)
             if r < 0:
                 q = -2 - r
                 if not wanted[q] and n_need < len(need):

@@ -214,6 +214,8 @@ class LazyDfaIndex(RowIndex):
             row = self._counter_row(state, deadline) if self.shift_rows else None
             if row is not None:
                 return row
+        elif self.literal_rows and self.lazy.reads_one_byte(state):
+            return None  # a literal's state: one live byte, no wide loop (`_row_arrays` follows it)
         if not self.shaped_rows:
             return None
         anchor = self._wide_anchor(state, deadline)
