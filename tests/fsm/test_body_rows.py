@@ -1,6 +1,7 @@
 """Rows made from a string body's shape (`fsm.index.body_rows`) equal the rows a fresh trie walk
-computes — same tokens, same end states, same packed mask — at every step of random walks over many
-schemas, and a shape walked for one schema serves another."""
+computes — same tokens, same end states (or, inside a UTF-8 character, states of the same NFA set:
+`fsm.testing.check_same_row`), same packed mask — at every step of random walks over many schemas,
+and a shape walked for one schema serves another."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import fsm
 from fsm.index import LazyDfaIndex, body_rows
 from fsm.index.bitmask import pack_bitmask
 from fsm.index.body_rows import body_of
-from fsm.testing import walked_index
+from fsm.testing import check_same_row, walked_index
 
 SCHEMAS = [
     {"type": "string"},
@@ -40,12 +41,11 @@ SCHEMAS = [
 
 
 def _same(shaped: LazyDfaIndex, walked: LazyDfaIndex, state: int, size: int) -> bool:
-    a, b = shaped.row(state), walked.row(state)
-    assert np.array_equal(a.tokens, b.tokens)
-    assert np.array_equal(a.next_states, b.next_states)
-    assert np.array_equal(shaped.bitmask(state), pack_bitmask(b.tokens, size))
-    assert a.has_text == b.has_text
-    return type(a).__name__ == "ShapedRow"
+    # a row made from its anchor's keeps the anchor's ends inside a character (`sibling_rows`):
+    # states of the same set, what check_same_row accepts
+    check_same_row(shaped, walked, state)
+    assert np.array_equal(shaped.bitmask(state), pack_bitmask(walked.row(state).tokens, size))
+    return type(shaped.row(state)).__name__ == "ShapedRow"
 
 
 @pytest.mark.parametrize("exact", [False, True])
@@ -71,8 +71,10 @@ def _walks(shaped: LazyDfaIndex, walked: LazyDfaIndex, rng: random.Random, size:
             n_shaped += _same(shaped, walked, m.state, size)
             allowed = m.allowed_token_ids()
             t = int(rng.choice(allowed))
-            row = shaped.row(m.state)
-            assert row.next_state(t) == walked.row(m.state).next_state(t)
+            got, want = shaped.row(m.state).next_state(t), walked.row(m.state).next_state(t)
+            assert got == want or (
+                min(got, want) >= 0 and shaped.lazy.state_set(got) == shaped.lazy.state_set(want)
+            )
             m.advance(t)
             if m.is_finished():
                 break
