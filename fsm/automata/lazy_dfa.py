@@ -265,6 +265,41 @@ class LazyByteDFA(StateRows, StateSets, GuardPoints, CharacterStates, DeadlineSc
         ev = self._btrans[q] or self._byte_edges(q)
         return len(ev) == 1 and ev[0][0] == ev[0][1]
 
+    def loop_ranges(self, d: int, loop: int | None = None) -> tuple[tuple[int, int], ...] | None:
+        """The character ranges past ASCII of state ``d``'s NFA states (sorted, repeats kept) when
+        every such character leads to ``loop`` (default ``d``) and ``loop`` is one NFA state of the
+        character NFA (a free string's loop, or the state before it), else None. States with the
+        same ranges into such loops have the same states inside a character, up to names
+        (`fsm.index.body_twins`).
+
+        >>> from fsm.automata import cls, node_nfa, rep
+        >>> lazy = LazyByteDFA(*node_nfa(rep(cls((0x20, 0x10FFFF)), 0, None)))
+        >>> lazy.loop_ranges(lazy.step(lazy.initial, ord("a")))  # (surrogates are no characters)
+        ((128, 55295), (57344, 1114111))
+        """
+        if self._points:
+            return None
+        calls, n_real = self._calls, self._n_real
+        # a rule call's configuration (NFA state, stack) reads what its NFA state reads (`pushdown`)
+        split = calls.split if calls is not None else lambda c: (c, 0)
+        into = self._sets[d if loop is None else loop] or self._set(d if loop is None else loop)
+        if len(into) != 1:
+            return None
+        q, sid = split(into[0])
+        if not 0 <= q < n_real:
+            return None
+        out = []
+        for c in self._sets[d] or self._set(d):
+            p, psid = split(c) if c >= 0 else (c, 0)
+            if not 0 <= p < n_real:
+                return None
+            for lo, hi, t in self._char_trans[p]:
+                if hi >= 0x80:
+                    if t != q or psid != sid:
+                        return None
+                    out.append((max(lo, 0x80), hi))
+        return tuple(sorted(out))
+
     def ensure(self, rows) -> None:
         """Expand every state in ``rows`` (an int or an array of ints)."""
         if rows.__class__ is int or isinstance(rows, np.integer):

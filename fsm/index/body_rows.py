@@ -40,6 +40,7 @@ import numpy as np
 from ..automata import ByteDFA
 from ..limits import Deadline
 from ..vocabulary import Vocabulary
+from .body_twins import body_or_twin
 from .contract import OnDemand
 from .preorder import PreorderTrie
 from .row_sort import sorted_packed_row
@@ -392,17 +393,18 @@ def shaped_row(
     vocab: Vocabulary,
     eos: tuple[np.ndarray, int] | None = None,
     anchor: int | None = None,
+    lock=None,
 ) -> ShapedRow | None:
     """``state``'s row from its body's shape and a walk of what leaves it (EOS ids ``eos[0]``
     leading to ``eos[1]`` added), or None (not a wide loop, or its shape's first sighting: walk the
     row). Its tokens and ends are
-    `trie_kernel.walk_row`'s pairs, sorted. ``anchor``: `wide_anchor`'s, when known."""
+    `trie_kernel.walk_row`'s pairs, sorted. ``anchor``: `wide_anchor`'s, when known. ``lock``: held
+    while a twin's body state is named later (it expands the automaton: the index's lock)."""
     if getattr(on_demand, "has_guards", False):
         return None  # a guarded state's row defers nodes (`fsm.index.guarded`): walked whole
-    body = body_of(dfa, state, on_demand, anchor)
-    if body is None:
+    states, shape, name = body_or_twin(dfa, state, on_demand, anchor, lock, body_of)
+    if shape is None:
         return None
-    states, shape = body
     shapes = vocab.derived("body_shapes", _Shapes)
     got = shapes.get(shape.tobytes() + bytes([len(states)]), shape, trie, vocab.size)
     if got is None:
@@ -412,6 +414,9 @@ def shaped_row(
         # every hex digit leaves the loop of `[0-9a-f]{8}-...`): the walk below the exits is the
         # whole row's walk and more (4 ms against 1)
         return None
+    for x in np.unique(got.exit_from).tolist():  # the loop (a twin's other states read no ASCII)
+        if states[x] < 0:
+            states[x] = name(x)  # type: ignore[misc]
     tbl, rows, _ = _view(dfa, on_demand)
     bc = np.asarray(dfa.byte_class)
     exit_state = tbl[rows[states[got.exit_from]], bc[trie.label[got.exit_node]]].astype(np.int64)
@@ -431,7 +436,7 @@ def shaped_row(
     x_tok = np.concatenate(parts_tok).astype(np.int32)
     x_end = np.concatenate(parts_end).astype(np.int32)
     order = np.argsort(x_tok, kind="stable")
-    return ShapedRow(got, states.astype(np.int32), x_tok[order], x_end[order], text)
+    return ShapedRow(got, states.astype(np.int32), x_tok[order], x_end[order], text, name)
 
 
 def _ranges(counts: np.ndarray) -> np.ndarray:

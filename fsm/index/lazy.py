@@ -234,7 +234,16 @@ class LazyDfaIndex(RowIndex):
         eos = (self.eos_ids, FINISHED) if self.dfa.accepting[state] else None
         with self.lazy.within(deadline):
             row = k.shaped_row(
-                self.dfa, state, trie, self.lazy, deadline, self.steps, self.vocabulary, eos, anchor
+                self.dfa,
+                state,
+                trie,
+                self.lazy,
+                deadline,
+                self.steps,
+                self.vocabulary,
+                eos,
+                anchor,
+                self._lock,
             )
         if row is not None:
             self._charge(row.nbytes)

@@ -8,6 +8,7 @@ Its packed mask is the shape's with the leaving tokens' bits set.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,10 +43,32 @@ class ShapedRow(LazyRow):
     accepts). Its packed mask is the shape's with the leaving tokens' bits set (a few µs); the
     merged arrays (~0.1 ms for a string's 49k tokens) are made only if something reads them."""
 
-    __slots__ = ("_dense", "_leaving", "has_text", "names", "packed", "shape", "shared", "x_end", "x_tok")
+    __slots__ = (
+        "_dense",
+        "_leaving",
+        "_name",
+        "has_text",
+        "names",
+        "packed",
+        "shape",
+        "shared",
+        "x_end",
+        "x_tok",
+    )
 
-    def __init__(self, shape: BodyShape, names: np.ndarray, x_tok: np.ndarray, x_end: np.ndarray, text: bool):
+    def __init__(
+        self,
+        shape: BodyShape,
+        names: np.ndarray,
+        x_tok: np.ndarray,
+        x_end: np.ndarray,
+        text: bool,
+        name: Callable[[int], int] | None = None,
+    ):
+        """``names``: each body state's state in the automaton, -1 where ``name`` (a body state's
+        number -> its state, found when first read: `fsm.index.body_twins`) tells it."""
         self.shape, self.names, self.x_tok, self.x_end = shape, names, x_tok, x_end
+        self._name = name
         self.has_text = bool(len(shape.tokens)) or text
         words = shape.words.copy()
         set_bits(x_tok, words)
@@ -55,8 +78,18 @@ class ShapedRow(LazyRow):
         self._dense: tuple[np.ndarray, np.ndarray] | None = None
         self._leaving: dict[int, int] | None = None
 
+    def _named(self, x: int) -> int:
+        """The state of body state ``x``, named now if it was not yet."""
+        n = int(self.names[x])
+        if n < 0:
+            assert self._name is not None
+            n = self.names[x] = self._name(x)
+        return n
+
     def _merged(self) -> tuple[np.ndarray, np.ndarray]:
         if self._dense is None:
+            for x in np.flatnonzero(self.names < 0).tolist():
+                self._named(x)
             self._dense = merge_renamed(
                 self.shape.tokens, self.shape.ends, self.names, self.x_tok, self.x_end
             )
@@ -79,7 +112,7 @@ class ShapedRow(LazyRow):
         inside = self.shape.tokens
         i = int(inside.searchsorted(token_id))
         if i < len(inside) and int(inside[i]) == token_id:
-            return int(self.names[self.shape.ends[i]])
+            return self._named(int(self.shape.ends[i]))
         return None
 
     @property
