@@ -29,7 +29,10 @@ def copy_reducer(nfa) -> Callable[[frozenset], frozenset] | None:
     dom: dict[int, int] = {}
     for copies, loop in getattr(nfa, "copies", ()):
         for (a0, b0, e0), (a1, b1, e1) in pairwise(copies):
-            (same if loop else dom).setdefault(e1, e0)  # after one more copy: as many iterations or fewer
+            # after one more copy: as many iterations or fewer — unless the copy's end is inside its
+            # item (``(a b*){0,3}`` ends in b*'s loop, which the start before the copies cannot read)
+            if b0 - a0 == b1 - a1 or not _inside(nfa, e1, a1, b1):
+                (same if loop else dom).setdefault(e1, e0)
             if b0 - a0 == b1 - a1:  # the same item built alike in both copies
                 for q in range(a1, b1):
                     (same if loop else dom).setdefault(q, q - a1 + a0)
@@ -50,3 +53,8 @@ def copy_reducer(nfa) -> Callable[[frozenset], frozenset] | None:
         return frozenset(q for q in states if not dominated(q, states)) if dom else states
 
     return reduce
+
+
+def _inside(nfa, q: int, a: int, b: int) -> bool:
+    """Whether state ``q`` has an edge or epsilon move to a state of ``a..b-1`` (its own copy)."""
+    return any(a <= t < b for _, _, t in nfa.trans[q]) or any(a <= t < b for t in nfa.eps[q])
