@@ -31,20 +31,17 @@ True
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-
 import numba
 import numpy as np
 
 from ..automata import ByteDFA
 from ..limits import Deadline
 from ..vocabulary import Vocabulary
+from .body_shapes import EXIT, BodyShapes
 from .body_twins import body_or_twin
 from .contract import OnDemand
 from .preorder import PreorderTrie
-from .row_sort import sorted_packed_row
-from .shaped_row import BodyShape, ShapedRow
+from .shaped_row import ShapedRow
 from .steps import FEW, Steps, target_counts
 from .trie_kernel import walk_below
 from .walk_arrays import walk_view
@@ -53,87 +50,7 @@ WIDE = 32  # labels looping back: below this a row is narrow and its walk cheap
 RETURN_BYTES = 3  # a UTF-8 character's continuation bytes; an escape leaves (few tokens hold one)
 MAX_BODY = 64  # states in a body: past this the key costs more than a walk
 MAX_BELOW_SHARE = 8  # a shape whose exits lead to over 1/8 of the trie's nodes: rows walked
-SHAPES_KEPT = 32  # shapes per vocabulary (each ~5 bytes per token inside: 8 MB on a 49k vocabulary)
-_EXIT = -2
-
-
-@numba.njit(cache=True, nogil=True)
-def _shape_walk(shape, label, depth, size, tok_start, tok_count, tok_ids, max_depth):  # pragma: no cover
-    """The walk of a body shape (``shape[x, byte]``: a state, -1 dead, `_EXIT`) from state 0:
-    (tokens, end states) inside, and (state, node) at each node where a path leaves."""
-    n_nodes = len(label)
-    out_tok = np.empty(len(tok_ids), np.int32)
-    out_end = np.empty(len(tok_ids), np.int16)
-    ex_s = np.empty(n_nodes, np.int64)
-    ex_n = np.empty(n_nodes, np.int64)
-    states = np.zeros(max_depth + 2, np.int64)
-    n = 0
-    ne = 0
-    j = 1
-    while j < n_nodes:
-        sp = states[depth[j] - 1]
-        t = shape[sp, label[j]]
-        if t == -1:
-            j += size[j]
-            continue
-        if t == _EXIT:
-            ex_s[ne] = sp
-            ex_n[ne] = j
-            ne += 1
-            j += size[j]
-            continue
-        for i in range(tok_start[j], tok_start[j] + tok_count[j]):
-            out_tok[n] = tok_ids[i]
-            out_end[n] = t
-            n += 1
-        states[depth[j]] = t
-        j += 1
-    return out_tok[:n], out_end[:n], ex_s[:ne], ex_n[:ne]
-
-
-class _Shapes:
-    """A vocabulary's body shapes, most recently used kept (`SHAPES_KEPT`).
-
-    A shape is walked on its second sighting, not its first: its walk visits every trie node (~1 ms
-    on SmolLM2, where a row's own walk skips whole subtrees: ~0.3 ms), and a schema can hold many
-    shapes seen once (strings under a `not`, each with its own product states)."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.by_key: OrderedDict[bytes, BodyShape] = OrderedDict()
-        self.sighted: OrderedDict[bytes, None] = OrderedDict()  # keys seen once, not walked
-
-    def get(self, key: bytes, shape: np.ndarray, trie: PreorderTrie, size: int) -> BodyShape | None:
-        """The shape of ``key``, walked now if this is its second sighting; None on its first."""
-        with self.lock:
-            got = self.by_key.get(key)
-            if got is not None:
-                self.by_key.move_to_end(key)
-                return got
-            if key not in self.sighted:
-                self.sighted[key] = None
-                while len(self.sighted) > 4 * SHAPES_KEPT:
-                    self.sighted.popitem(last=False)
-                return None
-        tok, end, ex_s, ex_n = _shape_walk(
-            shape,
-            trie.label,
-            trie.depth,
-            trie.size,
-            trie.tok_start,
-            trie.tok_count,
-            trie.tok_ids,
-            trie.max_depth,
-        )
-        tok, end32, words = sorted_packed_row(tok, end.astype(np.int32), size, -1)
-        got = BodyShape(
-            tok, end32.astype(np.int16), words.view(np.uint32), ex_s, ex_n, int(trie.size[ex_n].sum())
-        )
-        with self.lock:
-            self.by_key[key] = got
-            while len(self.by_key) > SHAPES_KEPT:
-                self.by_key.popitem(last=False)
-        return got
+_BELOW_KEPT = 8  # walks below exits kept per automaton: a string's first state and loop share one
 
 
 @numba.njit(cache=True, nogil=True)
@@ -318,7 +235,7 @@ def _body(table, rows, bc, root, expanded, ok_at, fail_at):  # pragma: no cover 
     for k in range(n):
         for b in range(256):
             z = table[rows[order[k]], bc[b]]
-            shape[k, b] = -1 if z < 0 else pos[z] if pos[z] >= 0 else _EXIT
+            shape[k, b] = -1 if z < 0 else pos[z] if pos[z] >= 0 else EXIT
     return n, order, shape, need[:0]
 
 
@@ -326,7 +243,7 @@ def body_of(
     dfa: ByteDFA, state: int, on_demand: OnDemand | None, anchor: int | None = None
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """(the body's states in breadth-first order from ``state``, its shape: ``shape[x, byte]`` = a
-    body state, -1 dead or `_EXIT`) — or None unless `WIDE` bytes or more lead from ``state`` to a
+    body state, -1 dead or `EXIT`) — or None unless `WIDE` bytes or more lead from ``state`` to a
     state that loops on `WIDE` bytes (the *anchor*; the body is what returns to it), or when the body
     is over `MAX_BODY` states. Expands the states it reads. ``anchor``: `wide_anchor`'s, when known.
 
@@ -394,18 +311,20 @@ def shaped_row(
     eos: tuple[np.ndarray, int] | None = None,
     anchor: int | None = None,
     lock=None,
+    below_memo: dict | None = None,
 ) -> ShapedRow | None:
     """``state``'s row from its body's shape and a walk of what leaves it (EOS ids ``eos[0]``
     leading to ``eos[1]`` added), or None (not a wide loop, or its shape's first sighting: walk the
     row). Its tokens and ends are
     `trie_kernel.walk_row`'s pairs, sorted. ``anchor``: `wide_anchor`'s, when known. ``lock``: held
-    while a twin's body state is named later (it expands the automaton: the index's lock)."""
+    while a twin's body state is named later (it expands the automaton: the index's lock).
+    ``below_memo``: the automaton's last walks below exits, by their (states, nodes)."""
     if getattr(on_demand, "has_guards", False):
         return None  # a guarded state's row defers nodes (`fsm.index.guarded`): walked whole
     states, shape, name = body_or_twin(dfa, state, on_demand, anchor, lock, body_of)
     if shape is None:
         return None
-    shapes = vocab.derived("body_shapes", _Shapes)
+    shapes = vocab.derived("body_shapes", BodyShapes)
     got = shapes.get(shape.tobytes() + bytes([len(states)]), shape, trie, vocab.size)
     if got is None:
         return None  # a shape's first sighting: the row is walked
@@ -425,9 +344,17 @@ def shaped_row(
     firsts = trie.tok_start[got.exit_node]
     at_tok = trie.tok_ids[np.repeat(firsts, counts) + _ranges(counts)]
     at_end = np.repeat(exit_state, counts)
-    below_tok, below_end = walk_below(
-        dfa, (exit_state, got.exit_node), trie, on_demand=on_demand, deadline=deadline, steps=steps
-    )
+    key = (exit_state.tobytes(), got.exit_node.tobytes())
+    below = below_memo.get(key) if below_memo is not None else None
+    if below is None:  # a string's first state and its loop leave by the same exits: walked once
+        below = walk_below(
+            dfa, (exit_state, got.exit_node), trie, on_demand=on_demand, deadline=deadline, steps=steps
+        )
+        if below_memo is not None:
+            below_memo[key] = below
+            while len(below_memo) > _BELOW_KEPT:
+                del below_memo[next(iter(below_memo))]
+    below_tok, below_end = below
     parts_tok, parts_end = [at_tok, below_tok], [at_end, below_end]
     text = len(at_tok) + len(below_tok) > 0
     if eos is not None:

@@ -35,11 +35,11 @@ from contextlib import nullcontext
 import numpy as np
 
 from ..automata import ByteDFA
+from .body_shapes import EXIT
 from .contract import OnDemand
 from .walk_arrays import walk_view
 
 TWINS_KEPT = 256  # body keys per process (a shape of ~20 states and their paths: ~12 KB each)
-_EXIT = -2
 
 
 def body_key(dfa: ByteDFA, on_demand: OnDemand | None, state: int, anchor: int) -> tuple | None:
@@ -57,7 +57,7 @@ def body_key(dfa: ByteDFA, on_demand: OnDemand | None, state: int, anchor: int) 
 
     def kinds(d: int) -> bytes:  # each ASCII byte into the loop, nowhere, or out
         to = tbl[rows[d], bc[:0x80]]
-        return np.where(to == anchor, 0, np.where(to < 0, -1, _EXIT)).astype(np.int8).tobytes()
+        return np.where(to == anchor, 0, np.where(to < 0, -1, EXIT)).astype(np.int8).tobytes()
 
     return high, kinds(state), (loop_high, kinds(anchor)) if anchor != state else None
 

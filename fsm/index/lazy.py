@@ -62,6 +62,7 @@ class LazyDfaIndex(RowIndex):
         self._anchor_row = False  # an anchor's row is being made: walked, never from its own anchor
         self._anchor_dense: dict[int, np.ndarray] = {}  # anchor -> its row's ends over the vocabulary
         self._anchor = (-1, -1)  # (state, its wide anchor) of the row being made
+        self._below: dict = {}  # the last walks below a shape's exits (`body_rows.shaped_row`)
         # shift class key -> (count, state, row) of the row made first in the class
         self._by_shift: dict[tuple, tuple[int, int, Row]] = {}
         self.n_shifted = 0  # rows derived so far, not walked
@@ -244,6 +245,7 @@ class LazyDfaIndex(RowIndex):
                 eos,
                 anchor,
                 self._lock,
+                self._below,
             )
         if row is not None:
             self._charge(row.nbytes)
