@@ -241,11 +241,15 @@ class LazyByteDFA(StateRows, StateSets, GuardPoints, CharacterStates, DeadlineSc
         s = self._sets[d]
         if s is None or len(s) != 1 or self._done[d]:
             return -1
-        q = s[0]
+        e = self._one_byte_edge(s[0])
+        return d if e is not None and e[2] != LEAD else -1
+
+    def _one_byte_edge(self, q: int) -> tuple[int, int, int] | None:
+        """The edge of NFA state ``q`` when it is a state of the character NFA with one edge of one byte."""
         if not 0 <= q < self._n_real:
-            return -1
+            return None
         ev = self._btrans[q] or self._byte_edges(q)
-        return d if len(ev) == 1 and ev[0][0] == ev[0][1] and ev[0][2] != LEAD else -1
+        return ev[0] if len(ev) == 1 and ev[0][0] == ev[0][1] else None
 
     def reads_one_byte(self, d: int) -> bool:
         """Whether state ``d`` is one NFA state of the character NFA with one edge of one byte (a
@@ -256,14 +260,8 @@ class LazyByteDFA(StateRows, StateSets, GuardPoints, CharacterStates, DeadlineSc
         >>> lazy.reads_one_byte(lazy.initial)
         True
         """
-        s = self._sets[d] or self._set(d)
-        if len(s) != 1 or self._calls is not None:
-            return False
-        q = s[0]
-        if not 0 <= q < self._n_real:
-            return False
-        ev = self._btrans[q] or self._byte_edges(q)
-        return len(ev) == 1 and ev[0][0] == ev[0][1]
+        s = self._set(d)
+        return len(s) == 1 and self._calls is None and self._one_byte_edge(s[0]) is not None
 
     def loop_ranges(self, d: int, loop: int | None = None) -> tuple[tuple[int, int], ...] | None:
         """The character ranges past ASCII of state ``d``'s NFA states (sorted, repeats kept) when
@@ -282,14 +280,14 @@ class LazyByteDFA(StateRows, StateSets, GuardPoints, CharacterStates, DeadlineSc
         calls, n_real = self._calls, self._n_real
         # a rule call's configuration (NFA state, stack) reads what its NFA state reads (`pushdown`)
         split = calls.split if calls is not None else lambda c: (c, 0)
-        into = self._sets[d if loop is None else loop] or self._set(d if loop is None else loop)
+        into = self._set(d if loop is None else loop)
         if len(into) != 1:
             return None
         q, sid = split(into[0])
         if not 0 <= q < n_real:
             return None
         out = []
-        for c in self._sets[d] or self._set(d):
+        for c in self._set(d):
             p, psid = split(c) if c >= 0 else (c, 0)
             if not 0 <= p < n_real:
                 return None
