@@ -108,6 +108,13 @@ class StateSets:
                     if y not in seen:
                         seen.add(y)
                         stack.append(y)
+            if plain and not self._points:
+                # a state that only passes on (epsilon moves, no byte) changes nothing a set
+                # does once its closure is in: left out, sets that differ by such states alone
+                # (a value's end before ``,`` or ``}``) are one DFA state, and many sets one NFA
+                # state (a literal's: one byte to follow, no walk)
+                ct, final = self._char_trans, self._final
+                seen = [x for x in seen if not 0 <= x < n_real or ct[x] or x == final]
             r = tuple(sorted(seen))
             self.budget.charge(len(r) * SET_MEMBER_BYTES, _WHAT)
             self._closures[q] = r

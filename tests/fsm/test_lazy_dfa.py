@@ -150,7 +150,7 @@ def test_flags_and_rows_written_through_views_survive_growth():
     """Expansions write the expanded flags and row numbers through flat views of the per-state
     arrays; the arrays grow (64 states at first), the views with them: every state of a DFA of over a
     hundred states reads as expanded, with its own row, through the arrays the index reads."""
-    words = [f"k{i:03d}" for i in range(120)]
+    words = [f"k{i:03d}-{i:03d}" for i in range(120)]  # a tail per word: its own states
     lazy = LazyByteDFA(*node_nfa(alt(*(lit(w) for w in words))))
     lazy.expand_all()
     n = lazy.n_states
@@ -159,4 +159,22 @@ def test_flags_and_rows_written_through_views_survive_growth():
     rows = lazy.row_index[:n]
     assert rows.min() >= 0 and len(set(rows.tolist())) == n
     dfa = lazy.as_byte_dfa()
-    assert all(dfa.accepts(w.encode()) for w in words) and not dfa.accepts(b"k120")
+    assert all(dfa.accepts(w.encode()) for w in words) and not dfa.accepts(b"k120-120")
+
+
+def test_states_that_only_pass_on_are_left_out_of_sets():
+    """An NFA state with epsilon moves and no byte (a word's end before what follows) is left out
+    of its set: sets that differ by such states alone are one DFA state, and a set that is one
+    literal's character besides them reads one byte (a literal row, not a walk)."""
+    lazy = LazyByteDFA(*node_nfa(alt(lit("xa"), lit("yb"))))
+
+    def walk(word: str) -> int:
+        d = lazy.initial
+        for ch in word:
+            d = lazy.step(d, ord(ch))
+        return d
+
+    assert walk("xa") == walk("yb") and lazy.as_byte_dfa().accepts(b"yb")
+    lazy = LazyByteDFA(*node_nfa(seq(alt(lit("a"), lit("b")), lit("c"))))
+    assert walk("a") == walk("b") and lazy.reads_one_byte(walk("a"))
+    assert lazy.as_byte_dfa().accepts(b"bc") and not lazy.as_byte_dfa().accepts(b"b")
