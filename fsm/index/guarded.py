@@ -45,7 +45,7 @@ _NONE = np.zeros(0, dtype=np.int32)
 
 @dataclass(frozen=True)
 class Deferred:
-    """Trie nodes a row walk left to the matcher (`trie_kernel._walk`): kind 0, the subtree of
+    """Trie nodes a row walk left to the matcher (`walk_kernel.walk_subtrees`): kind 0, the subtree of
     ``nodes[i]`` read from guarded state ``states[i]``; kind 1, the tokens at ``nodes[i]``, which
     end in guarded state ``states[i]``."""
 

@@ -189,7 +189,9 @@ class LazyDfaIndex(RowIndex):
             self._anchor_dense[anchor] = dense
             self._charge(dense.nbytes)
         with self.lazy.within(deadline):
-            got = k.sibling_row(self.dfa, state, dense, differ, trie, fb, self.lazy, deadline, self.steps)
+            got = k.sibling_row(
+                self.dfa, state, dense, differ, trie, fb, self.lazy, deadline, self.steps, anchor
+            )
         self.n_sibling += 1
         return got
 

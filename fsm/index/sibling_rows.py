@@ -27,7 +27,7 @@ from .contract import OnDemand
 from .preorder import PreorderTrie
 from .row_sort import replaced_row
 from .steps import Steps
-from .trie_kernel import walk_below
+from .trie_kernel import walk_below_to
 from .walk_arrays import walk_view
 
 MAX_WALKED_SHARE = 4  # differing subtrees over 1/4 of the trie's nodes: the row is walked whole
@@ -118,10 +118,13 @@ def sibling_row(
     on_demand: OnDemand | None,
     deadline: Deadline | None,
     steps: Steps | None,
+    anchor: int = -1,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(tokens, end states) of ``state``, sorted, EOS left out: the anchor's row (``anchor_dense``, a
     `dense_ends` without EOS) less the tokens whose first byte is in ``differ`` (`differing_bytes`),
-    with a walk of those first bytes' subtrees from where each leads from ``state``.
+    with a walk of those first bytes' subtrees from where each leads from ``state`` — stopped
+    where it meets ``anchor`` (the anchor state, expanded; -1: none) along bytes that loop on it,
+    whose subtree keeps the anchor's ends (`trie_kernel.walk_below_to`).
 
     >>> from fsm.index.kernels import kernels
     >>> from fsm.regex import regex_to_dfa
@@ -149,15 +152,22 @@ def sibling_row(
         for k in range(int(trie.tok_count[node])):  # the one-byte tokens themselves
             at_tok.append(int(trie.tok_ids[first + k]))
             at_end.append(to)
-    below_tok, below_end = walk_below(
+    below_tok, below_end, cut = walk_below_to(
         dfa,
         (np.array(starts_s, np.int64), np.array(starts_n, np.int64)),
         trie,
+        anchor,
         on_demand=on_demand,
         deadline=deadline,
         steps=steps,
     )
     x_tok = np.concatenate([np.array(at_tok, np.int32), below_tok.astype(np.int32)])
     x_end = np.concatenate([np.array(at_end, np.int32), below_end.astype(np.int32)])
-    lo_hi = np.array(lo, np.int64), np.array(hi, np.int64)
+    # the anchor's tokens dropped: each first byte's run less the runs of the subtrees the walk
+    # stopped at (inside those runs, disjoint): the gaps between them, paired in order
+    cut_lo, cut_hi = trie.tok_start[cut], trie.tok_start[cut + trie.size[cut]]
+    lo_hi = (
+        np.sort(np.concatenate([np.array(lo, np.int64), cut_hi])),
+        np.sort(np.concatenate([cut_lo, np.array(hi, np.int64)])),
+    )
     return replaced_row(anchor_dense, *lo_hi, trie.tok_ids, x_tok, x_end, ABSENT)

@@ -29,7 +29,6 @@ from __future__ import annotations
 import dataclasses
 import threading
 
-import numba
 import numpy as np
 
 from ..automata import ByteDFA, LazyByteDFA, cls, node_nfa, rep
@@ -38,172 +37,13 @@ from ..vocabulary import TokenTrie, Vocabulary
 from .contract import OnDemand
 from .preorder import PreorderTrie, preorder
 from .row_sort import merge_renamed, replaced_row, small_sorted_row
-from .steps import Steps, _chain_to_expand, _uniform_chain
+from .steps import Steps, _chain_to_expand
 from .walk_arrays import guard_arrays_of, step_arrays, walk_view
+from .walk_kernel import walk_subtrees
 
 # Past this share of trie nodes inside multi-byte characters, a walk expands the states inside
 # the characters of a whole chain up front (Gemma's 262k vocabulary: 49 %; SmolLM2's: 1 %).
 MULTIBYTE_SHARE = 0.1
-# Subtrees of at most this many nodes are walked, not tried as chains: a chain tried (passed or
-# not) costs ~150 ns, visiting a node ~10. Trying every subtree of 3 nodes or more made a row of a
-# pattern inside a string (a UUID), where nearly every try fails, 5-9 ms instead of 1 ms.
-CHAIN_MIN_NODES = 32
-
-
-@numba.njit(cache=True, nogil=True)
-def _walk(
-    table,
-    rows,
-    expanded,
-    byte_class,
-    n_labels,
-    label,
-    depth,
-    size,
-    tok_start,
-    tok_count,
-    tok_ids,
-    sub_bytes,
-    height,
-    whole,
-    before,
-    char_height,
-    tok_chars,
-    tok_len,
-    max_depth,
-    steps,
-    masks,
-    known,
-    chars,
-    start_states,
-    start_nodes,
-    out_tok,
-    out_end,
-    n_out,
-    pend_state,
-    pend_node,
-    galt,
-    gdead,
-    def_state,
-    def_node,
-    def_kind,
-):  # pragma: no cover - compiled
-    """Walk the subtrees below ``start_nodes[i]`` from ``start_states[i]`` (tokens at a start node
-    itself are not emitted: the caller did); append (token, end state) pairs from ``n_out`` on;
-    pairs at an unexpanded state with children are written to ``pend_*`` instead of walked.
-
-    Guarded states (`LazyByteDFA.guard_arrays`: ``galt`` >= 0) decide nothing here: a node whose
-    byte leads elsewhere once the state's checks pass is deferred whole (``def_kind`` 0: the
-    subtree, from the state above it), and the tokens at a node that end in a guarded state with
-    nothing left when its checks fail (``gdead``) are deferred (kind 1) — `fsm.index.guarded`
-    decides both with the matcher's text.
-
-    A subtree all of whose labels take the state above it along one chain of uniform steps (the
-    inside of a free string loops on one state; a ``maxLength`` string counts characters along a
-    chain) is emitted whole without visiting its nodes: a token's end is the chain's state at its
-    length, in characters where the subtree reads whole UTF-8 characters (``whole``; all False for
-    a trie of class labels), else in bytes. Returns (pairs written in all, pending pairs,
-    deferred nodes)."""
-    n_pend = 0
-    n_def = 0
-    states = np.empty(max_depth + 2, np.int64)
-    chain = np.empty(max_depth + 2, np.int64)
-    for i in range(len(start_states)):
-        root = start_nodes[i]
-        states[depth[root]] = start_states[i]
-        j = root + 1
-        end = root + size[root]
-        while j < end:
-            sp = states[depth[j] - 1]
-            c = byte_class[label[j]]
-            s2 = table[rows[sp], c]
-            if galt[sp] >= 0 and table[rows[galt[sp]], c] != s2:
-                def_state[n_def] = sp
-                def_node[n_def] = j
-                def_kind[n_def] = 0
-                n_def += 1
-                j += size[j]
-                continue
-            if s2 < 0:
-                j += size[j]
-                continue
-            # a chain can only pass when this node's own byte takes the uniform step (or starts a
-            # multi-byte character of a subtree of whole characters): the rest skip the check
-            if size[j] > CHAIN_MIN_NODES and (
-                not known[sp] or s2 == steps[sp] or (whole[j] and label[j] >= 0x80)
-            ):
-                by_chars = whole[j]
-                h = char_height[j] if by_chars else height[j]
-                # the chain's first step (`_uniform_chain`'s first round) checked before the call:
-                # a pattern inside a string fails it at nearly every subtree; the call per failure
-                # cost ~10 % of such a row even past CHAIN_MIN_NODES (40.6 -> 36.6 ms, 39 UUID rows)
-                off = (sub_bytes[j, 0] & ~masks[sp, 0]) | (sub_bytes[j, 1] & ~masks[sp, 1])
-                if not by_chars:
-                    off |= (sub_bytes[j, 2] & ~masks[sp, 2]) | (sub_bytes[j, 3] & ~masks[sp, 3])
-                if (
-                    (not known[sp] or off == 0)
-                    and _uniform_chain(
-                        table,
-                        rows,
-                        byte_class,
-                        n_labels,
-                        sp,
-                        sub_bytes[j],
-                        h,
-                        by_chars,
-                        chain,
-                        steps,
-                        masks,
-                        known,
-                        chars,
-                        expanded,
-                    )
-                    and not _ends_guarded(chain, h, gdead)
-                ):
-                    if by_chars:
-                        base = before[j]
-                        for t in range(tok_start[j], tok_start[j + size[j]]):
-                            out_tok[n_out] = tok_ids[t]
-                            out_end[n_out] = chain[tok_chars[t] - base]
-                            n_out += 1
-                    else:
-                        base = depth[j] - 1
-                        for t in range(tok_start[j], tok_start[j + size[j]]):
-                            out_tok[n_out] = tok_ids[t]
-                            out_end[n_out] = chain[tok_len[t] - base]
-                            n_out += 1
-                    j += size[j]
-                    continue
-            k = tok_count[j]
-            if k and gdead[s2]:
-                def_state[n_def] = s2
-                def_node[n_def] = j
-                def_kind[n_def] = 1
-                n_def += 1
-            elif k:
-                a = tok_start[j]
-                for t in range(k):
-                    out_tok[n_out] = tok_ids[a + t]
-                    out_end[n_out] = s2
-                    n_out += 1
-            if size[j] > 1 and not expanded[s2]:
-                pend_state[n_pend] = s2
-                pend_node[n_pend] = j
-                n_pend += 1
-                j += size[j]
-                continue
-            states[depth[j]] = s2
-            j += 1
-    return n_out, n_pend, n_def
-
-
-@numba.njit(cache=True, nogil=True)
-def _ends_guarded(chain, h, gdead):  # pragma: no cover - compiled
-    """Whether a token along ``chain[1..h]`` could end in a state `_walk` must defer (`gdead`)."""
-    for r in range(1, h + 1):  # noqa: SIM110  (numba compiles no generator expression)
-        if gdead[chain[r]]:
-            return True
-    return False
 
 
 def walk_row(
@@ -271,7 +111,10 @@ def walk_row(
     starts = (np.array([state], dtype=np.int64), np.zeros(1, dtype=np.int64))
     # `walk_below` less its expansion of the start, made above
     with _scratch(len(trie.tok_ids), trie.n_nodes) as bufs:
-        return _rounds(dfa, trie, labels_are_classes, starts, steps, on_demand, deadline, bufs, deferred)
+        tok, end, _ = _rounds(
+            dfa, trie, labels_are_classes, starts, steps, on_demand, deadline, bufs, deferred
+        )
+    return tok, end
 
 
 def walk_below(
@@ -294,25 +137,67 @@ def walk_below(
     >>> walk_below(regex_to_dfa("ab"), (np.array([1]), np.array([a])), t)[0].tolist()
     [1]
     """
+    tok, end, _ = _below(dfa, starts, trie, labels_are_classes, on_demand, deadline, steps, deferred, None)
+    return tok, end
+
+
+def walk_below_to(
+    dfa: ByteDFA,
+    starts: tuple[np.ndarray, np.ndarray],
+    trie: PreorderTrie,
+    anchor: int,
+    on_demand: OnDemand | None = None,
+    deadline: Deadline | None = None,
+    steps: Steps | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`walk_below` over the byte trie that stops where it meets ``anchor`` along bytes that all
+    take ``anchor`` to itself (from the root: a start node's own byte counts): (tokens, ends, the
+    nodes it stopped at). Below such a node every token ends where it does from ``anchor`` at the
+    root (the path reads back into it), so a row made from ``anchor``'s keeps those tokens'
+    ends unwalked (`fsm.index.sibling_rows`: a key's first letter returns to the free key's loop
+    after a byte or two, and its subtree is thousands of tokens). ``anchor`` must be expanded.
+
+    >>> from fsm.vocabulary import Vocabulary
+    >>> from fsm.regex import regex_to_dfa
+    >>> v = Vocabulary([b"x", b"xa", b"xab", b"xb", None], eos_token_ids=[4])
+    >>> d, t = regex_to_dfa("[a-z]*|xb1"), preorder(v.trie)
+    >>> loop = d.step(d.initial, ord("q")); x = int(np.flatnonzero(t.depth == 1)[0])
+    >>> tok, end, cut = walk_below_to(d, (np.array([d.step(d.initial, ord("x"))]), np.array([x])), t, loop)
+    >>> sorted(tok.tolist()), [bytes(t.label[c : c + 1]) for c in cut.tolist()]
+    ([3], [b'a'])
+    """
+    return _below(dfa, starts, trie, False, on_demand, deadline, steps, None, anchor)
+
+
+def _below(dfa, starts, trie, labels_are_classes, on_demand, deadline, steps, deferred, anchor):
     steps = steps or Steps()
     if on_demand is not None and len(starts[0]):
         on_demand.ensure(starts[0])  # the kernel reads its start states' rows: made first
     with _scratch(len(trie.tok_ids), trie.n_nodes) as bufs:
-        return _rounds(dfa, trie, labels_are_classes, starts, steps, on_demand, deadline, bufs, deferred)
+        return _rounds(
+            dfa, trie, labels_are_classes, starts, steps, on_demand, deadline, bufs, deferred, anchor
+        )
 
 
-def _rounds(dfa, trie, labels_are_classes, starts, steps, on_demand, deadline, bufs, deferred):
-    """`_walk` from ``starts``, then from the pairs it left pending once their states are expanded,
-    until none is left; the (token, end state) pairs, copied out of the scratch buffers."""
-    out_tok, out_end, pend_s, pend_n, def_s, def_n, def_k = bufs
+def _rounds(dfa, trie, labels_are_classes, starts, steps, on_demand, deadline, bufs, deferred, anchor=None):
+    """`walk_subtrees` from ``starts``, then from the pairs it left pending once their states are expanded,
+    until none is left; the (token, end state) pairs and the nodes cut at ``anchor`` (None: no
+    cut, `walk_below_to`), copied out of the scratch buffers."""
+    out_tok, out_end, pend_s, pend_n, def_s, def_n, def_k, pend_f, cut_n = bufs
     whole = trie.whole if not labels_are_classes else np.zeros(trie.n_nodes, np.bool_)
     starts_s, starts_n = starts
-    n_out = 0
+    n_out = n_cut = 0
     tbl, rows, bc, n_labels, flags = walk_view(dfa, on_demand, labels_are_classes)
+    if anchor is None:
+        cut_state, loops, starts_f = -1, _NO_LOOPS, _NO_LOOPS
+    else:  # the classes that take the anchor to itself; whether each start's own byte is one
+        cut_state = int(anchor)
+        loops = tbl[rows[cut_state]] == cut_state
+        starts_f = loops[bc[trie.label[starts_n]]]
     while True:
         galt, gdead = guard_arrays_of(on_demand, flags)
         st, masks, known, chars = step_arrays(steps, flags, on_demand)
-        n_out, n_pend, n_def = _walk(
+        n_out, n_pend, n_def, n_cut = walk_subtrees(
             tbl,
             rows,
             flags,
@@ -348,6 +233,12 @@ def _rounds(dfa, trie, labels_are_classes, starts, steps, on_demand, deadline, b
             def_s,
             def_n,
             def_k,
+            cut_state,
+            loops,
+            starts_f,
+            pend_f,
+            cut_n,
+            n_cut,
         )
         if n_def and deferred is not None:
             deferred.append((def_s[:n_def].copy(), def_n[:n_def].copy(), def_k[:n_def].copy()))
@@ -355,14 +246,16 @@ def _rounds(dfa, trie, labels_are_classes, starts, steps, on_demand, deadline, b
             break
         assert on_demand is not None  # pending pairs only arise at unexpanded states
         starts_s, starts_n = pend_s[:n_pend].copy(), pend_n[:n_pend].copy()
+        starts_f = pend_f[:n_pend].copy()
         if deadline is not None:
             deadline.check("the token walk of a row")
         on_demand.ensure(starts_s)  # ensure drops repeats
         tbl, rows, _, _, flags = walk_view(dfa, on_demand, labels_are_classes)
         chars[chars == 3] = 0  # states whose characters waited on an expansion: try again
-    return out_tok[:n_out].copy(), out_end[:n_out].copy()
+    return out_tok[:n_out].copy(), out_end[:n_out].copy(), cut_n[:n_cut].copy()
 
 
+_NO_LOOPS = np.zeros(1, np.bool_)  # no anchor to cut at: never read
 _local = threading.local()
 
 
@@ -387,6 +280,8 @@ class _scratch:  # a function to its callers: ``with _scratch(...) as bufs``
                 np.empty(n_nodes, np.int64),
                 np.empty(n_nodes, np.int64),
                 np.empty(n_nodes, np.int8),
+                np.empty(n_nodes, np.bool_),
+                np.empty(n_nodes, np.int64),
             )
             if not busy:
                 _local.bufs = bufs

@@ -15,6 +15,7 @@ import fsm
 from fsm.index import LazyDfaIndex
 from fsm.index.kernels import kernels
 from fsm.index.sibling_rows import dense_ends, differing_bytes, first_bytes, sibling_row
+from fsm.index.trie_kernel import walk_below_to
 from fsm.testing import check_same_row, walked_index
 
 _NAMES = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa"]
@@ -65,9 +66,12 @@ def test_sibling_rows_equal_walked_rows(schema, exact, vocab, tokenizer):
     assert made > 0, "no row came from its anchor's: the test would not test it"
 
 
-def test_sibling_row_is_the_walked_row_for_any_pair_of_states(vocab):
-    """Exact for any two states, not only a state and its anchor: the first bytes that differ are walked."""
-    d = fsm.compile(fsm.Regex("[a-z ]{0,40}|x[0-9]+|(ab)+"), vocab, cache=False).dfa
+@pytest.mark.parametrize("pattern", ["[a-z ]{0,40}|x[0-9]+|(ab)+", "[a-z ]*|x[0-9]+|(ab)+"])
+def test_sibling_row_is_the_walked_row_for_any_pair_of_states(pattern, vocab):
+    """Exact for any two states, not only a state and its anchor: the first bytes that differ are
+    walked, each stopped where it meets the anchor along bytes that loop on it (its subtree keeps
+    the anchor's ends), and not stopped when no anchor is named."""
+    d = fsm.compile(fsm.Regex(pattern), vocab, cache=False).dfa
     trie = kernels().vocabulary_preorder(vocab)
     fb = first_bytes(trie, vocab)
     states = [
@@ -81,11 +85,17 @@ def test_sibling_row_is_the_walked_row_for_any_pair_of_states(vocab):
             if min(s, a) < 0:
                 continue
             dense = dense_ends(*kernels().walk_row(d, a, trie), vocab.size)
-            tok, end = sibling_row(d, s, dense, differing_bytes(d, None, s, a), trie, fb, None, None, None)
+            differ = differing_bytes(d, None, s, a)
             w_tok, w_end = kernels().walk_row(d, s, trie)
             order = np.argsort(w_tok)
-            assert tok.tolist() == w_tok[order].tolist()
-            assert end.tolist() == w_end[order].tolist()
+            for anchor in (a, -1):
+                tok, end = sibling_row(d, s, dense, differ, trie, fb, None, None, None, anchor)
+                assert tok.tolist() == w_tok[order].tolist()
+                assert end.tolist() == w_end[order].tolist()
+    if "*" in pattern:  # the "x..." subtree meets the [a-z ] loop again below "x": stopped there
+        loop, x = states[1], int(fb.node[ord("x")])
+        cut = walk_below_to(d, (np.array([states[2]]), np.array([x])), trie, loop)[2]
+        assert len(cut) > 0, "no walk stopped at the anchor: the test would not test it"
 
 
 def _mostly_past_ascii() -> fsm.Vocabulary:
