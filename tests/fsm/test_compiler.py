@@ -46,3 +46,23 @@ def test_fsm_never_imports_torch():
 
     code = "import fsm, sys; fsm.Regex('a'); assert 'torch' not in sys.modules and 'transformers' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_memory_cache_keeps_to_its_budget(vocab, monkeypatch):
+    """Past the byte budget the least recently used indexes are dropped at once (the running
+    byte count passes the budget), the newest always kept; under it every index stays."""
+    import fsm.compiler as compiler
+
+    compiler.clear_memory_cache()
+    for i in range(5):
+        fsm.compile(fsm.Regex(f"a{i}b"), vocab)
+    assert compiler.memory_cache_info().entries == 5
+    one = compiler.memory_cache_info().nbytes // 5
+    monkeypatch.setattr(compiler, "_MEMORY_BUDGET", 2 * one + one // 2)
+    fsm.compile(fsm.Regex("a9b"), vocab)
+    info = compiler.memory_cache_info()
+    assert 1 <= info.entries <= 3 and info.nbytes <= 3 * one
+    newest = fsm.compile(fsm.Regex("a9b"), vocab)  # kept: a hit, the same object
+    assert fsm.compile(fsm.Regex("a9b"), vocab) is newest
+    compiler.clear_memory_cache()
+    assert compiler.memory_cache_info().entries == 0
