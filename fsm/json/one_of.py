@@ -19,7 +19,7 @@ from ..automata import NEVER, Node
 from ..errors import SchemaError, SpecTooComplex, UnsupportedSchema
 from ..limits import Deadline
 from .context import Context, Loc
-from .keywords import ARRAY_KW, NUMBER_KW, OBJECT_KW, STRING_KW, TYPES, VOCABULARY, types_of
+from .keywords import ARRAY_KW, NUMBER_KW, OBJECT_KW, STRING_KW, TYPES, VOCABULARY, meet, types_of
 from .negation import NO_NEGATION, _search, negation
 from .value_negation import values_negation
 from .values import canon
@@ -353,7 +353,9 @@ def _facts(t: Context, locs: list[Loc]) -> Facts | None:
             return Facts.nothing()
         ts = types_of(s, f)
         if ts is not None:
-            facts.types &= ts
+            # integer is a subtype of number: ``{type: number}`` beside ``{type: integer}`` keeps
+            # the integers (a plain intersection left no type, "disjoint" from every branch)
+            facts.types = meet(facts.types, ts)
         if "enum" in s or "const" in s:
             vals = s["enum"] if "enum" in s else [s["const"]]
             if not isinstance(vals, list):
