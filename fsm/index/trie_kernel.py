@@ -181,14 +181,14 @@ def _below(dfa, starts, trie, labels_are_classes, on_demand, deadline, steps, de
 
 def _rounds(dfa, trie, labels_are_classes, starts, steps, on_demand, deadline, bufs, deferred, anchor=None):
     """`walk_subtrees` from ``starts``, then from the pairs it left pending once their states are expanded,
-    until none is left; the (token, end state) pairs and the nodes cut at ``anchor`` (None: no
-    cut, `walk_below_to`), copied out of the scratch buffers."""
+    until none is left; the (token, end state) pairs and the nodes cut at ``anchor`` (None or
+    negative: no cut, `walk_below_to`), copied out of the scratch buffers."""
     out_tok, out_end, pend_s, pend_n, def_s, def_n, def_k, pend_f, cut_n = bufs
     whole = trie.whole if not labels_are_classes else np.zeros(trie.n_nodes, np.bool_)
     starts_s, starts_n = starts
     n_out = n_cut = 0
     tbl, rows, bc, n_labels, flags = walk_view(dfa, on_demand, labels_are_classes)
-    if anchor is None:
+    if anchor is None or anchor < 0:  # (a sibling row with no anchor named: -1)
         cut_state, loops, starts_f = -1, _NO_LOOPS, _NO_LOOPS
     else:  # the classes that take the anchor to itself; whether each start's own byte is one
         cut_state = int(anchor)
