@@ -27,7 +27,7 @@ from ..vocabulary import Vocabulary
 from .contract import OnDemand
 from .kernels import kernels
 from .lazy_row import LazyRow
-from .rows import FINISHED
+from .rows import FINISHED, find_token
 
 if TYPE_CHECKING:  # numba's modules: loaded with the first row, not with ``import fsm``
     from .preorder import PreorderTrie
@@ -214,8 +214,8 @@ class KeptRow(LazyRow):
         if got is not None:
             return got
         kept = self.kept
-        i = int(kept.tokens.searchsorted(token_id))
-        if i >= len(kept.tokens) or int(kept.tokens[i]) != token_id:
+        i = find_token(kept.tokens, token_id)
+        if i < 0:
             return None
         f = int(kept.which[i])
         return self._end(f) if int(kept.need[f]) <= self.anchor.room else None

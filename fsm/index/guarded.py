@@ -38,7 +38,7 @@ from ..vocabulary import Vocabulary
 from .bitmask import pack_bitmask
 from .kernels import kernels
 from .lazy import LazyDfaIndex
-from .rows import FINISHED, RowMatcher
+from .rows import FINISHED, RowMatcher, find_token
 
 _NONE = np.zeros(0, dtype=np.int32)
 
@@ -248,8 +248,8 @@ class GuardedMatcher(RowMatcher):
             return super()._next_state(token_id)
         except TokenRejected:
             tok, end = self._crossing()
-            i = int(np.searchsorted(tok, token_id))
-            if i >= len(tok) or int(tok[i]) != token_id:
+            i = find_token(tok, token_id)
+            if i < 0:
                 raise
             return int(end[i])
 

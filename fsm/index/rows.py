@@ -33,6 +33,20 @@ _SMALL_ROW = 64  # rows of at most this many tokens are sorted by insertion, in 
 _WHOLE_KEY = 256  # rows of at most this many tokens are shared by their whole token list as key
 
 
+def find_token(tokens: np.ndarray, token_id: int) -> int:
+    """The position of ``token_id`` in the sorted array ``tokens``, -1 when absent. The id is cast to
+    the array's type first: ``searchsorted`` given a Python int casts the whole array to int64 (a
+    copy: ~13 µs for a string row of 45k tokens, against ~0.6 µs), on every advance.
+
+    >>> find_token(np.array([2, 5, 9], np.int32), 5), find_token(np.array([2, 5, 9], np.int32), 4)
+    (1, -1)
+    """
+    if not 0 <= token_id <= 0x7FFFFFFF:
+        return -1
+    i = int(tokens.searchsorted(tokens.dtype.type(token_id)))
+    return i if i < len(tokens) and int(tokens[i]) == token_id else -1
+
+
 @dataclass(eq=False)
 class Row:
     """One state's allowed tokens (sorted, EOS included when accepting) and the state each leads to."""
@@ -51,11 +65,8 @@ class Row:
 
     def next_state(self, token_id: int) -> int | None:
         """The state ``token_id`` leads to, or None when it is not allowed."""
-        toks = self.tokens
-        i = int(toks.searchsorted(token_id))  # the method: np.searchsorted's wrapper costs ~1 µs
-        if i >= len(toks) or int(toks[i]) != token_id:
-            return None
-        return int(self.next_states[i])
+        i = find_token(self.tokens, token_id)
+        return None if i < 0 else int(self.next_states[i])
 
 
 def _sorted(tok: np.ndarray) -> bool:

@@ -15,6 +15,7 @@ import numpy as np
 
 from .lazy_row import LazyRow
 from .row_sort import merge_renamed, set_bits
+from .rows import find_token
 
 
 @dataclass(frozen=True)
@@ -99,8 +100,8 @@ class ShapedRow(LazyRow):
         """The state ``token_id`` leads to, or None when it is not allowed."""
         x = self.x_tok
         if len(x) > _DICT_MAX:  # a word-count string's body is left by every token with a space
-            i = int(x.searchsorted(token_id))
-            if i < len(x) and int(x[i]) == token_id:
+            i = find_token(x, token_id)
+            if i >= 0:
                 return int(self.x_end[i])
         else:
             leaving = self._leaving
@@ -110,8 +111,8 @@ class ShapedRow(LazyRow):
             if got is not None:
                 return got
         inside = self.shape.tokens
-        i = int(inside.searchsorted(token_id))
-        if i < len(inside) and int(inside[i]) == token_id:
+        i = find_token(inside, token_id)
+        if i >= 0:
             return self._named(int(self.shape.ends[i]))
         return None
 
