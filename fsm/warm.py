@@ -47,6 +47,9 @@ _SCHEMA = {
         # memo): a first date-time, time or uri cost a request ~5 ms more than later ones
         **{f: {"type": "string", "format": f} for f in _FORMATS},
         "meta": {},  # any value: its scalars' automata, built once per process too
+        # a pattern's negated classes: the JSON escapes of what they hold (`escapes.escape_dfa`'s
+        # memo; ~1-2 ms each to build) for a class with or without the solidus, and without space
+        "path": {"type": "string", "pattern": "^[^/]*/[^ ]*/[^\\s]*$"},
     },
     "required": ["name", "code", "note", "n", "kind", "tags", "meta"],
     "additionalProperties": False,

@@ -104,3 +104,21 @@ def test_first_request_after_warm_up_builds_no_format_automaton(tokenizer, monke
     for t in tokenizer.encode('{"at":"2024-01-02T03:04:05Z","x":[1]}', add_special_tokens=False):
         m.advance(t)
     assert m.is_accepting() and not made
+
+
+def test_first_pattern_after_warm_up_builds_no_escape_automaton(tokenizer, monkeypatch, unfrozen):
+    """A pattern's negated class (``[^/]``, ``[^ ]``, ``[^\\s]``) needs the JSON escapes of the
+    characters it holds that JSON escapes (`escapes.escape_dfa`, ~1-2 ms each): built by warm-up,
+    not by the first request with such a pattern."""
+    from fsm.automata import escapes
+
+    escapes.escape_dfa.cache_clear()  # as in a new process
+    vocab = fsm.Vocabulary.from_tokenizer(tokenizer)
+    fsm.warm_up(vocab)
+    before = escapes.escape_dfa.cache_info().misses
+    schema = {"type": "object", "properties": {"p": {"type": "string", "pattern": r"^[^/]+/[^ ]*:[^\s]+$"}}}
+    m = fsm.compile(fsm.JsonSchema(schema), vocab, cache=False).matcher()
+    for t in tokenizer.encode('{"p":"a/b:cd"}', add_special_tokens=False):
+        m.advance(t)
+    assert m.is_accepting()
+    assert escapes.escape_dfa.cache_info().misses == before
