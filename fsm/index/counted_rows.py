@@ -27,7 +27,8 @@ from ..vocabulary import Vocabulary
 from .contract import OnDemand
 from .kernels import kernels
 from .lazy_row import LazyRow
-from .rows import FINISHED, find_token
+from .row_lookup import find_token
+from .rows import FINISHED
 
 if TYPE_CHECKING:  # numba's modules: loaded with the first row, not with ``import fsm``
     from .preorder import PreorderTrie

@@ -38,7 +38,8 @@ from ..vocabulary import Vocabulary
 from .bitmask import pack_bitmask
 from .kernels import kernels
 from .lazy import LazyDfaIndex
-from .rows import FINISHED, RowMatcher, find_token
+from .row_lookup import find_token
+from .rows import FINISHED, RowMatcher
 
 _NONE = np.zeros(0, dtype=np.int32)
 

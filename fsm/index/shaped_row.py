@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .lazy_row import LazyRow
+from .row_lookup import find_token
 from .row_sort import merge_renamed, set_bits
-from .rows import find_token
 
 
 @dataclass(frozen=True)
