@@ -314,7 +314,7 @@ class NFA:
         shared = self.counters.units.get(key, False)
         if shared is False:
             shared = None
-            d = small_dfa(rest[0] if len(rest) == 1 else And(tuple(rest)), self.budget)
+            d = merge_universal(small_dfa(rest[0] if len(rest) == 1 else And(tuple(rest)), self.budget))
             n = len(d)
             edges = [
                 [(a, b, t) for a0, b0, t in row for a, b in intersect(((a0, b0),), ranges)] for row in d.edges
@@ -432,7 +432,8 @@ def small_dfa(node: Node, budget: Budget) -> CharDFA:
     if found:
         return d
     if isinstance(node, And):
-        dfas = [node_to_char_dfa(it, budget) for it in node.items]
+        # a factor's states after a search's match merged first: under a length they stay apart
+        dfas = [d and merge_universal(d) for d in (node_to_char_dfa(it, budget) for it in node.items)]
         acc = None if any(d is None for d in dfas) else dfas[0]
         for d in dfas[1:]:
             if acc is not None:

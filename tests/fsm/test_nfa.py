@@ -140,3 +140,23 @@ def test_products_are_made_once_per_process():
         assert small_dfa(make(), Budget(fsm.Limits())) is first  # an equal node: the kept DFA
         for word in ("", "a", "0f", "beef", "bee", "be3f1", "x"):
             assert first.accepts(word) == expect(word), (make(), word)
+
+
+def test_a_length_product_past_a_search_match_reads_every_character_alike():
+    """``minLength = maxLength = 12`` with ``pattern: [0-9a-fA-F]+`` (a search): past the first hex
+    digit every character leads to the next count. The pattern's states after its match are merged
+    before the product (`universal.merge_universal`), so the product is the minimal one — 12 counts
+    before a match and 12 after — and a row past the match reads one uniform step; unmerged, a hex
+    digit and another character led to two states at each count (35 states)."""
+    from fsm.automata import And
+    from fsm.automata.nfa import small_dfa
+    from fsm.json.patterns import pattern_node
+
+    node = And((Rep(Cls(((0x20, 0x10FFFF),)), 12, 12), pattern_node("[0-9a-fA-F]+")))
+    d = small_dfa(node, Budget(fsm.Limits()))
+    assert len(d) == 24
+    rng = random.Random(7)
+    for _ in range(300):
+        word = "".join(rng.choice("0aFgz -é") for _ in range(rng.choice([11, 12, 12, 13])))
+        expect = len(word) == 12 and any(c in "0123456789abcdefABCDEF" for c in word)
+        assert d.accepts(word) == expect, word
