@@ -100,6 +100,13 @@ def test_a_multiple_of_formula_accepts_exactly_the_valid_numbers(formula, top, i
     texts += decimals + [f"{k * ms[0]}.0" for k in factors[:2]]
     try:
         index = _compile(schema)
+    except fsm.SchemaTooComplex as exc:
+        # past the formula's lcm the translator negates multipleOfs digit by digit, and nested
+        # oneOfs of those can outgrow the budgets (a draw CI found: lcm 60,060 under two oneOf
+        # levels and a not, 512 MB): refused with the budget named, no index to check
+        assert exc.budget in ("max_memory", "max_states", "max_seconds"), exc
+        assert math.lcm(*ms) + 3 > min(MAX_REMAINDER_STATES, fsm.Limits().max_states) // 4, exc
+        return
     except fsm.SchemaError as exc:  # no number at all
         assert "admits no JSON document" in str(exc)
         assert not any(v.is_valid(json.loads(text)) for text in texts), schema
