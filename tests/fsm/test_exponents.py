@@ -32,6 +32,7 @@ from fsm.json.numbers import SIGNIFICANT_DIGITS
 
 SIGNS = st.sampled_from(["", "-"])
 DIGITS = st.text("0123456789", min_size=1, max_size=24)
+BOUND_KW = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
 EXPONENTS = st.one_of(
     st.integers(0, 30).map(str),
     st.integers(0, 400).map(str),
@@ -73,7 +74,7 @@ BOUND = st.one_of(
 @st.composite
 def schemas(draw) -> dict:
     s: dict = {"type": draw(st.sampled_from(["integer", "number"]))}
-    for kw in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+    for kw in BOUND_KW:
         if draw(st.integers(0, 2)) == 0:
             s[kw] = draw(BOUND)
     if s["type"] == "integer" and draw(st.booleans()):
@@ -109,7 +110,7 @@ def in_domain(schema: dict, text: str) -> bool:
         if whole:
             # with bounds or divisors, a zero fraction only on integers of at most 15 digits, whose
             # double is themselves (`json.numbers.exact_zero_fraction`): 9007199254740993.0 is 2^53
-            bounded = any(k in schema for k in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"))
+            bounded = any(k in schema for k in BOUND_KW)
             return (
                 not frac.strip("0")
                 and len(frac) <= 20
@@ -136,7 +137,7 @@ def in_domain(schema: dict, text: str) -> bool:
             return False
     if len(head.lstrip("0")) == 0 and len(frac) - len(frac.lstrip("0")) >= 20:
         return False
-    for kw in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):  # a hair from a bound
+    for kw in BOUND_KW:  # a hair from a bound
         if (
             kw in schema
             and schema[kw] != 0
@@ -206,7 +207,7 @@ LEAF_BOUND = st.sampled_from([0, 1, 2.5, -3, 10, 1e-5, 100, 0.5, -0.5])
 @st.composite
 def leaves(draw) -> dict:
     s: dict = {"type": draw(st.sampled_from(["integer", "number"]))}
-    for kw in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+    for kw in BOUND_KW:
         if draw(st.integers(0, 3)) == 0:
             s[kw] = draw(LEAF_BOUND)
     if draw(st.integers(0, 4)) == 0:
