@@ -23,8 +23,8 @@ import functools
 import math
 from fractions import Fraction
 
-from .language import EMPTY, NEVER, Node, alt, cls, lit, opt, rep, seq
-from .lengths import min_length
+from .language import EMPTY, NEVER, Auto, Node, alt, cls, lit, opt, rep, seq
+from .ranges import merge_adjacent
 
 MAX_INTEGER_DIGITS = 20
 MAX_FRACTION_DIGITS = 20
@@ -38,10 +38,18 @@ def _digits(a: int, b: int) -> Node:
     return cls((48 + a, 48 + b))
 
 
+# Past this many digits a range is one flat automaton (`_range_automaton`), not a tree: the tree
+# nests a node per digit, and a bound such as ``maximum: 1e200`` (a 201-digit integer that is not
+# round) nested it deeper than the translation's recursive passes and the nodes' hashes can go.
+_TREE_DIGITS = 32
+
+
 def _same_length(lo: str, hi: str) -> Node:
     """Digit strings of equal length between ``lo`` and ``hi`` (leading zeros are the caller's business)."""
     if lo == hi:
         return lit(lo)
+    if len(lo) > _TREE_DIGITS:
+        return _range_automaton(lo, hi)
     i = 0
     while lo[i] == hi[i]:
         i += 1
@@ -62,6 +70,44 @@ def _same_length(lo: str, hi: str) -> Node:
     if tail is not None:
         parts.append(tail)
     return seq(lit(prefix), alt(*parts))
+
+
+def _range_automaton(lo: str, hi: str) -> Auto:
+    """`_same_length` as a character DFA: at each position the text so far is equal to ``lo``'s
+    prefix, to ``hi``'s, to both, or strictly between (then any digit follows) — at most four states
+    a digit, however long the bound.
+
+    >>> from fsm.automata import node_to_char_dfa
+    >>> d = node_to_char_dfa(_range_automaton("0" * 40 + "17", "0" * 40 + "42"))
+    >>> [d.accepts("0" * 40 + x) for x in ("16", "17", "30", "42", "43")]
+    [False, True, True, True, False]
+    """
+    n = len(lo)
+    ids: dict[tuple[int, bool, bool], int] = {}
+    edges: list[list[tuple[int, int, int]]] = []
+
+    def state(i: int, at_lo: bool, at_hi: bool) -> int:
+        key = (n, False, False) if i == n else (i, at_lo, at_hi)  # one accepting state
+        q = ids.get(key)
+        if q is None:
+            q = ids[key] = len(edges)
+            edges.append([])
+        return q
+
+    todo = [(0, True, True)]
+    state(0, True, True)
+    while todo:
+        i, at_lo, at_hi = todo.pop()
+        a, b = int(lo[i]) if at_lo else 0, int(hi[i]) if at_hi else 9
+        row = edges[ids[i, at_lo, at_hi]]
+        for d in range(a, b + 1):  # a digit equal to a tight bound's keeps the text on that bound
+            key = (i + 1, at_lo and d == a, at_hi and d == b)
+            if i + 1 < n and key not in ids:
+                todo.append(key)
+            row.append((48 + d, 48 + d, state(*key)))
+    accepting = [False] * len(edges)
+    accepting[ids[n, False, False]] = True
+    return Auto(tuple(tuple(merge_adjacent(sorted(r))) for r in edges), tuple(accepting))
 
 
 # exact mode's unbounded integers have 400 digits, a loop over each length: a bundled schema asks
@@ -91,11 +137,11 @@ def natural_range(lo: int, hi: int | None, max_digits: int = MAX_INTEGER_DIGITS)
                 full_from = length
             full_to = length
             continue
-        parts.append(_same_length(str(a), str(b)))
+        parts.append((length, _same_length(str(a), str(b))))
     if full_from is not None:
-        parts.append(seq(NONZERO, rep(DIGIT, full_from - 1, full_to - 1)))
+        parts.append((full_from, seq(NONZERO, rep(DIGIT, full_from - 1, full_to - 1))))
     # longer numbers first: a leftmost-first regex engine (Python's, lark's lexer) then takes the whole number
-    return alt(*sorted(parts, key=lambda p: -min_length(p)))
+    return alt(*(p for _, p in sorted(parts, key=lambda p: -p[0])))
 
 
 def integer_range(lo: int | None, hi: int | None, max_digits: int = MAX_INTEGER_DIGITS) -> Node:

@@ -192,3 +192,54 @@ def test_unbounded_integers_share_one_digit_chain_for_both_signs():
                 assert one_chain.accepts(word) == union.accepts(word), (digits, word)
     trans, *_ = node_nfa(integer_range(None, None))
     assert len(trans) < 30, len(trans)  # 20 digits: one chain, not one per sign (47 states)
+
+
+long_bound = st.integers(10**32, 10**120)
+
+
+@settings(max_examples=40, deadline=None)
+@given(a=long_bound, b=long_bound, probes=st.lists(st.integers(0, 10**121), max_size=12))
+def test_a_range_of_long_bounds_is_one_flat_automaton_and_exact(a, b, probes):
+    lo, hi = min(a, b), max(a, b)
+    d = node_to_char_dfa(natural_range(lo, hi))
+    for x in [lo, hi, lo - 1, hi + 1, (lo + hi) // 2, *probes]:
+        assert d.accepts(str(x)) == (lo <= x <= hi), (lo, hi, x)
+    assert not d.accepts("0" + str(hi))
+
+
+def _under_default_recursion_limit(fn):
+    """Run ``fn`` in a fresh thread under Python's default recursion limit (pytest raises it)."""
+    import sys
+    import threading
+
+    out: list = []
+    saved = sys.getrecursionlimit()
+    sys.setrecursionlimit(1000)
+    try:
+        t = threading.Thread(target=lambda: out.append(fn()))
+        t.start()
+        t.join()
+    finally:
+        sys.setrecursionlimit(saved)
+    assert out, "the call raised (see the thread's traceback above)"
+    return out[0]
+
+
+def test_a_bound_of_hundreds_of_digits_compiles_under_the_default_recursion_limit(vocab):
+    """``maximum: 1e200`` is a 201-digit integer that is not round: its digit tree nested a node per
+    digit, past what the translation could recurse (refused as "nested too deeply")."""
+    import fsm
+    from fsm.testing import accepts
+
+    schema = {"type": "integer", "minimum": -1.5e250, "maximum": 1e200}
+    index = _under_default_recursion_limit(lambda: fsm.compile(fsm.JsonSchema(schema), vocab, cache=False))
+    top, bottom = int(1e200), int(-1.5e250)
+    for x, inside in [
+        (top, True),
+        (top + 1, False),
+        (10**199, True),
+        (bottom, True),
+        (bottom - 1, False),
+        (7, True),
+    ]:
+        assert accepts(index, str(x)) == inside, x
