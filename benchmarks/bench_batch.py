@@ -11,6 +11,10 @@ requests on these schemas see). Per step: the time of all rows' masks, and of al
 Engines (each its own process, interleaved over ``--repeats``, order rotated; medians over repeats):
 
 - ``ours``: ``Matcher.fill_bitmask`` row by row into the batch array (as ``guide.masks.MaskBuffer`` does);
+  ``ours-pool``: the rows' matchers in a `fsm.MaskPool` of ``--pool-workers`` processes (default: the
+  cores), which advance their rows and compute the next masks as soon as a step's tokens are sent: a
+  step's mask time is the wait for all rows' masks and so holds the advances (its advance time is only
+  the sending), and its compile time holds the first masks;
 - ``xgrammar``: ``GrammarMatcher.fill_next_token_bitmask(bitmask, i)`` row by row;
   ``xgrammar-batch``: ``BatchGrammarMatcher(max_threads="auto").batch_fill_next_token_bitmask`` (threads);
 - ``llguidance``: ``llguidance.numpy.fill_next_token_bitmask`` row by row;
@@ -44,7 +48,7 @@ sys.path.insert(0, ROOT)
 from bench_cold import CORPUS, ENGINE_CLASSES, jsb_set  # noqa: E402
 from vocabs import load_tokenizer  # noqa: E402
 
-MODES = ("ours", "xgrammar", "xgrammar-batch", "llguidance", "llguidance-par")
+MODES = ("ours", "ours-pool", "xgrammar", "xgrammar-batch", "llguidance", "llguidance-par")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -125,7 +129,54 @@ def _walk(engine, batch, matchers, ids: list[list[int]], steps: int) -> tuple[li
     return masks, advances
 
 
-def worker(mode: str, items_path: str, out_path: str, steps: int, vocab: str) -> None:
+def _walk_pool(pool, ids: list[list[int]], steps: int) -> tuple[list[float], list[float]]:
+    """`_walk` through a `fsm.MaskPool`: a step's mask time is the wait for every row's mask, which
+    the workers compute after advancing the rows by the previous step's tokens (so it holds the
+    advances too); the advance time is only sending the tokens."""
+    masks, advances = [], []
+    for k in range(steps):
+        t0 = time.perf_counter()
+        pool.masks()
+        t1 = time.perf_counter()
+        pool.advance({i: row[k] for i, row in enumerate(ids)})
+        advances.append(time.perf_counter() - t1)
+        masks.append(t1 - t0)
+    pool.masks()  # the last advances: not a step's time
+    return masks, advances
+
+
+def _pool_worker(engine, items: list, ids: list[list[int]], steps: int, workers: int) -> dict:
+    """``ours-pool``: the rows' matchers in `fsm.MaskPool` worker processes. Its compile time holds
+    every row's first mask (the workers start it at once): the first step only reads them."""
+    fsm = engine.fsm
+    t = time.perf_counter()
+    pool = fsm.MaskPool(engine.vocab, len(items), workers=workers, limits=fsm.Limits(max_seconds=20))
+    startup = time.perf_counter() - t
+    try:
+        specs = {
+            i: fsm.Regex(spec) if kind == "regex" else fsm.JsonSchema(spec)
+            for i, (_, kind, spec, _) in enumerate(items)
+        }
+        t = time.perf_counter()
+        pool.open(specs)
+        compile_s = time.perf_counter() - t
+        cold, cold_adv = _walk_pool(pool, ids, steps)
+        pool.reset(list(specs))
+        warm, warm_adv = _walk_pool(pool, ids, steps)
+    finally:
+        pool.shutdown()
+    return {
+        "startup_pool": startup,
+        "compile": compile_s,
+        "compiles": [],
+        "cold": cold,
+        "cold_adv": cold_adv,
+        "warm": warm,
+        "warm_adv": warm_adv,
+    }
+
+
+def worker(mode: str, items_path: str, out_path: str, steps: int, vocab: str, workers: int = 2) -> None:
     """One engine in this fresh process: compile the rows, walk them cold, then warm; write a JSON record."""
     t = time.perf_counter()
     tok = load_tokenizer(vocab)
@@ -134,6 +185,11 @@ def worker(mode: str, items_path: str, out_path: str, steps: int, vocab: str) ->
     with open(items_path) as f:
         items = json.load(f)
     ids = [tok.encode(text, add_special_tokens=False)[:steps] for _, _, _, text in items]
+    if mode == "ours-pool":
+        rec = dict(_pool_worker(engine, items, ids, steps, workers), mode=mode, startup=startup)
+        with open(out_path, "w") as f:
+            json.dump(rec, f)
+        return
     t = time.perf_counter()
     compiles = []
     matchers = []
@@ -195,12 +251,12 @@ def select_rows(tok, corpus: str, rows: int, steps: int, modes: list[str], max_c
     return out
 
 
-def _run(mode: str, items_path: str, steps: int, vocab: str, timeout: float) -> dict | None:
+def _run(mode: str, items_path: str, steps: int, vocab: str, timeout: float, workers: int) -> dict | None:
     fd, out_path = tempfile.mkstemp(suffix=".json")
     os.close(fd)
     env = dict(os.environ, GUIDE_FSM_CACHE="off", PYTHONPATH=ROOT, TOKENIZERS_PARALLELISM="false")
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", mode, "--items", items_path]
-    cmd += ["--out", out_path, "--steps", str(steps), "--vocab", vocab]
+    cmd += ["--out", out_path, "--steps", str(steps), "--vocab", vocab, "--pool-workers", str(workers)]
     try:
         subprocess.run(cmd, env=env, timeout=timeout, check=False, stderr=subprocess.DEVNULL)
         with open(out_path) as f:
@@ -260,12 +316,13 @@ def main(argv=None) -> None:
         "--max-compile", type=float, default=1.0, help="s: schemas slower to compile are left out"
     )
     ap.add_argument("--timeout", type=float, default=900)
+    ap.add_argument("--pool-workers", type=int, default=os.cpu_count() or 1, help="ours-pool's processes")
     ap.add_argument("--worker")
     ap.add_argument("--items")
     ap.add_argument("--out")
     args = ap.parse_args(argv)
     if args.worker:
-        worker(args.worker, args.items, args.out, args.steps, args.vocab)
+        worker(args.worker, args.items, args.out, args.steps, args.vocab, args.pool_workers)
         return
     modes = args.modes.split(",")
     tok = load_tokenizer(args.vocab)
@@ -284,7 +341,7 @@ def main(argv=None) -> None:
             order = modes[rep % len(modes) :] + modes[: rep % len(modes)]
             for mode in order:
                 t = time.perf_counter()
-                rec = _run(mode, items_path, args.steps, args.vocab, args.timeout)
+                rec = _run(mode, items_path, args.steps, args.vocab, args.timeout, args.pool_workers)
                 if rec is not None:
                     runs[mode].append(rec)
                 print(f"# repeat {rep + 1}: {mode} {time.perf_counter() - t:.1f} s", file=sys.stderr)

@@ -42,6 +42,7 @@ from .grammar import builtin as grammars  # the shipped grammars' old home: `fro
 from .index import Index, Matcher, RegexIndex, pack_bitmask, unpack_bitmask
 from .json import JsonSchema
 from .limits import Limits
+from .mask_pool import MaskPool, MaskPoolError
 from .regex import Choice, Regex, regex_to_dfa
 from .spec import Spec
 from .vocabulary import Vocabulary
@@ -58,6 +59,8 @@ __all__ = [
     "JsonSchema",
     "Limits",
     "Literal",
+    "MaskPool",
+    "MaskPoolError",
     "Matcher",
     "Regex",
     "RegexError",

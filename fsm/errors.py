@@ -59,6 +59,10 @@ class TokenRejected(ValueError):
         super().__init__(message or f"token {token_id} is not allowed in the matcher's current state")
         self.token_id = token_id
 
+    def __reduce__(self):
+        # pickled with its id (a `fsm.MaskPool` worker sends it back): ``args`` holds the message only
+        return (type(self), (self.token_id, str(self)), self.__dict__)
+
 
 class VocabularyError(ValueError):
     """A tokenizer that cannot be turned into a byte-exact vocabulary."""
