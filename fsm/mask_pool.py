@@ -114,8 +114,8 @@ class MaskPool:
     ...     pool.open({0: fsm.Regex("ab"), 1: fsm.Regex("b+")})
     ...     first = pool.masks()[:, 0].tolist()  # token 0 "a" is bit 1, "b" 2, "ab" 4, EOS 8
     ...     pool.advance({0: 0, 1: 1})
-    ...     print(first, pool.masks()[:, 0].tolist())
-    [5, 2] [2, 10]
+    ...     print(first, "then", pool.masks()[:, 0].tolist())
+    [5, 2] then [2, 10]
     """
 
     def __init__(
