@@ -170,14 +170,14 @@ class RowIndex(ABC):
             tok = np.concatenate([tok, self.eos_ids])
             end = np.concatenate([end, np.full(len(self.eos_ids), FINISHED, dtype=np.int32)])
         packed = None
+        pack = False  # a big sorted row's mask: packed once it is known no equal row has one
         if len(tok) <= _SMALL_ROW:  # most rows: a few tokens
             tok, end = kernels().small_sorted_row(
                 np.ascontiguousarray(tok, np.int32), np.ascontiguousarray(end, np.int32)
             )
         elif _sorted(tok):  # a row derived from a sorted one (`LazyDfaIndex`'s counter shifts)
             tok, end = tok.astype(np.int32, copy=False), end.astype(np.int32, copy=False)
-            if len(tok) * 32 > self.vocabulary.size:
-                packed = kernels().pack_tokens(tok, self.vocabulary.size)
+            pack = len(tok) * 32 > self.vocabulary.size
         elif len(tok) * 32 > self.vocabulary.size:  # big rows: a scatter is cheaper than a sort
             # its mask packed in the same pass: matchers ask for it next
             tok, end, packed = kernels().sorted_packed_row(tok, end, self.vocabulary.size, FINISHED - 1)
@@ -185,6 +185,10 @@ class RowIndex(ABC):
             order = np.argsort(tok, kind="stable")
             tok, end = tok[order].astype(np.int32), end[order].astype(np.int32)
         tok, slot = self._share(tok)
+        if pack and slot[0] is None:
+            # (the sibling rows of a key's prefixes hold the same tokens, only their ends differ:
+            # the first one's mask serves them all; packing each cost ~50 µs of ~600)
+            packed = kernels().pack_tokens(tok, self.vocabulary.size)
         if packed is not None and slot[0] is None:
             packed.setflags(write=False)
             slot[0] = packed
