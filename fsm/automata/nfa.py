@@ -26,6 +26,7 @@ from .class_repeats import class_copies
 from .escapes import add_any_escape, encoded_char, escape_split, splice_escapes
 from .language import Alt, And, AnyJson, Auto, Cls, Enc, Guard, Lit, Members, Minus, Node, Ref, Rep, Seq, Val
 from .lengths import min_length
+from .literal_trie import literal_trie
 from .liveness import trim_nfa
 from .members import build_members
 from .ranges import ANY_CHAR, intersect, normalize_ranges
@@ -104,7 +105,7 @@ class NFA:
             e = self.new()
             if not node.items:
                 self.maybe_dead = True
-            for it in node.items:
+            for it in literal_trie(self, node.items, s, e, enc):  # (an enum's values share prefixes)
                 self.eps[self.build(it, s, enc, full)].append(e)
             return e
         if isinstance(node, Rep):
@@ -187,8 +188,7 @@ class NFA:
             trans.append([])
             self.eps.append([])
         else:
-            # the states inside the chain are finished: tuples, and one shared empty row (lists
-            # would be a garbage collector's work per state for the process's life of the NFA)
+            # the chain's inner states are finished: tuples (lists: GC work per state, for the NFA's life)
             trans.extend(
                 [((c, c, t),) for c, t in zip(map(ord, text[1:]), range(n0 + 1, n0 + k), strict=True)]
             )
