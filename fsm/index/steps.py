@@ -82,6 +82,37 @@ def _step_of(table, rows, byte_class, n_labels, s, steps, masks, known, expanded
 
 
 @numba.njit(cache=True, nogil=True)
+def label_chain(table, rows, byte_class, n_labels, s, steps, masks, known, expanded, out):  # pragma: no cover
+    """Fill ``out[0..r]`` with the chain of uniform steps from ``s`` along which every state has
+    the same label set as ``s``, of 32 labels or more, all below 128 (ASCII bytes, or classes),
+    and return ``r`` (0: no such chain; ``out`` past ``r`` is -1). Every token whose labels lie in
+    that set and that is no longer than ``r`` ends at ``out[its length]`` (every position of a
+    fixed-length string of one class: `walk_kernel.walk_subtrees` emits such subtrees at once)."""
+    out[:] = -1
+    out[0] = s
+    u = _step_of(table, rows, byte_class, n_labels, s, steps, masks, known, expanded)
+    if u < 0 or u == s or masks[s, 2] != 0 or masks[s, 3] != 0:
+        return 0
+    m0, m1 = masks[s, 0], masks[s, 1]
+    wide = 0
+    for x in (m0, m1):
+        while x:
+            x &= x - np.uint64(1)
+            wide += 1
+    if wide < 32:
+        return 0
+    c, r = s, 0
+    while r + 1 < len(out):
+        u = _step_of(table, rows, byte_class, n_labels, c, steps, masks, known, expanded)
+        if u < 0 or u == c or masks[c, 0] != m0 or masks[c, 1] != m1 or masks[c, 2] != 0 or masks[c, 3] != 0:
+            break
+        r += 1
+        out[r] = u
+        c = u
+    return r
+
+
+@numba.njit(cache=True, nogil=True)
 def _sole_label(table, rows, byte_class, n_labels, s):  # pragma: no cover - compiled
     """State ``s``'s only live label, or -1 (none live) or -2 (several)."""
     out = -1

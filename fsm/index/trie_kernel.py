@@ -37,7 +37,7 @@ from ..vocabulary import TokenTrie, Vocabulary
 from .contract import OnDemand
 from .preorder import PreorderTrie, preorder
 from .row_sort import merge_renamed, replaced_row, small_sorted_row
-from .steps import Steps, _chain_to_expand
+from .steps import Steps, _chain_to_expand, label_chain
 from .walk_arrays import guard_arrays_of, step_arrays, walk_view
 from .walk_kernel import walk_subtrees
 
@@ -112,9 +112,39 @@ def walk_row(
     # `walk_below` less its expansion of the start, made above
     with _scratch(len(trie.tok_ids), trie.n_nodes) as bufs:
         tok, end, _ = _rounds(
-            dfa, trie, labels_are_classes, starts, steps, on_demand, deadline, bufs, deferred
+            dfa,
+            trie,
+            labels_are_classes,
+            starts,
+            steps,
+            on_demand,
+            deadline,
+            bufs,
+            deferred,
+            chain=_label_chain(dfa, int(state), trie, labels_are_classes, on_demand, steps),
         )
     return tok, end
+
+
+def _label_chain(dfa, state: int, trie, labels_are_classes: bool, on_demand, steps: Steps):
+    """`steps.label_chain` from ``state`` as `walk_subtrees` reads it, or None (a guarded automaton:
+    its states' checks decide what a chain would skip)."""
+    if getattr(on_demand, "has_guards", False):
+        return None
+    tbl, rows, bc, n_labels, flags = walk_view(dfa, on_demand, labels_are_classes)
+    st, masks, known, _ = step_arrays(steps, flags, on_demand)
+    out = np.empty(trie.max_depth + 2, np.int64)
+    r = label_chain(tbl, rows, bc, n_labels, state, st, masks, known, flags, out)
+    if r < 2:
+        return None
+    m0, m1 = masks[state, 0], masks[state, 1]
+    # whether the chain's end reads none of its labels (a fixed-length string's end: only a quote)
+    if on_demand is not None:
+        on_demand.ensure(int(out[r]))
+        tbl, rows, bc, n_labels, flags = walk_view(dfa, on_demand, labels_are_classes)
+    labels = np.flatnonzero(np.unpackbits(np.array([m0, m1], "<u8").view(np.uint8), bitorder="little"))
+    kills = bool((tbl[rows[out[r]], bc[labels]] < 0).all())
+    return out, m0, m1, r, kills
 
 
 def walk_below(
@@ -179,7 +209,9 @@ def _below(dfa, starts, trie, labels_are_classes, on_demand, deadline, steps, de
         )
 
 
-def _rounds(dfa, trie, labels_are_classes, starts, steps, on_demand, deadline, bufs, deferred, anchor=None):
+def _rounds(
+    dfa, trie, labels_are_classes, starts, steps, on_demand, deadline, bufs, deferred, anchor=None, chain=None
+):
     """`walk_subtrees` from ``starts``, then from the pairs it left pending once their states are expanded,
     until none is left; the (token, end state) pairs and the nodes cut at ``anchor`` (None or
     negative: no cut, `walk_below_to`), copied out of the scratch buffers."""
@@ -188,6 +220,7 @@ def _rounds(dfa, trie, labels_are_classes, starts, steps, on_demand, deadline, b
     starts_s, starts_n = starts
     n_out = n_cut = 0
     tbl, rows, bc, n_labels, flags = walk_view(dfa, on_demand, labels_are_classes)
+    chain = chain or _NO_CHAIN
     if anchor is None or anchor < 0:  # (a sibling row with no anchor named: -1)
         cut_state, loops, starts_f = -1, _NO_LOOPS, _NO_LOOPS
     else:  # the classes that take the anchor to itself; whether each start's own byte is one
@@ -239,6 +272,11 @@ def _rounds(dfa, trie, labels_are_classes, starts, steps, on_demand, deadline, b
             pend_f,
             cut_n,
             n_cut,
+            chain[0],
+            chain[1],
+            chain[2],
+            chain[3],
+            chain[4],
         )
         if n_def and deferred is not None:
             deferred.append((def_s[:n_def].copy(), def_n[:n_def].copy(), def_k[:n_def].copy()))
@@ -256,6 +294,7 @@ def _rounds(dfa, trie, labels_are_classes, starts, steps, on_demand, deadline, b
 
 
 _NO_LOOPS = np.zeros(1, np.bool_)  # no anchor to cut at: never read
+_NO_CHAIN = (np.full(1, -1, np.int64), np.uint64(0), np.uint64(0), 0, False)  # `label_chain`'s, none
 _local = threading.local()
 
 

@@ -62,6 +62,11 @@ def walk_subtrees(
     pend_flag,
     cut_node,
     n_cut,
+    chain_states,
+    chain_m0,
+    chain_m1,
+    chain_len,
+    chain_kills,
 ):  # pragma: no cover - compiled
     """Walk the subtrees below ``start_nodes[i]`` from ``start_states[i]`` (tokens at a start node
     itself are not emitted: the caller did); append (token, end state) pairs from ``n_out`` on;
@@ -83,6 +88,15 @@ def walk_subtrees(
     state along bytes that all take it to itself (``loop_class``; ``start_flags``: whether the path
     to each start node did) is written to ``cut_node`` from ``n_cut`` on, not walked: its subtree
     ends where it does from the anchor at the root. A pending pair's flag goes to ``pend_flag``.
+    ``chain_len`` > 0: ``chain_states[k]`` is the state ``k`` bytes below the trie's root along a
+    chain whose every state reads the labels of ``chain_m0``/``chain_m1`` (below 128) to the next
+    (`steps.label_chain`; none guarded): a subtree below a node in ``chain_states[depth]`` whose
+    labels all lie in that set and whose tokens are no longer than ``chain_len`` is emitted whole,
+    each token ending at ``chain_states[its length]`` — tested at every node, in O(1), where a
+    general chain is tried on big subtrees only (every position of a fixed-length string is a new
+    state whose row reads most of the vocabulary). ``chain_kills``: no label of the set is live
+    from the chain's last state (a fixed-length string's end), so a deeper subtree of the set is
+    emitted too, its tokens past ``chain_len`` left out, without visiting its nodes.
     Returns (pairs written in all, pending pairs, deferred nodes, cut nodes in all)."""
     n_pend = 0
     n_def = 0
@@ -98,6 +112,22 @@ def walk_subtrees(
         end = root + size[root]
         while j < end:
             sp = states[depth[j] - 1]
+            if (
+                chain_len > 0
+                and sp == chain_states[depth[j] - 1]
+                and (chain_kills or depth[j] - 1 + height[j] <= chain_len)
+                and (sub_bytes[j, 0] & ~chain_m0) == 0
+                and (sub_bytes[j, 1] & ~chain_m1) == 0
+                and sub_bytes[j, 2] == 0
+                and sub_bytes[j, 3] == 0
+            ):
+                for t in range(tok_start[j], tok_start[j + size[j]]):
+                    if tok_len[t] <= chain_len:
+                        out_tok[n_out] = tok_ids[t]
+                        out_end[n_out] = chain_states[tok_len[t]]
+                        n_out += 1
+                j += size[j]
+                continue
             c = byte_class[label[j]]
             s2 = table[rows[sp], c]
             f = False

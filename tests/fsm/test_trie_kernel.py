@@ -76,6 +76,40 @@ def test_kernel_rows_of_a_fresh_lazy_dfa_expand_as_they_go(vocab):
     assert len(got[0]) > 40_000  # most of the vocabulary fits in a 40-character string
 
 
+def test_fixed_length_strings_emit_their_chains_and_walk_like_the_reference(vocab, tokenizer):
+    """Every position of a fixed-length string of one class is a new state whose row reads most of
+    the vocabulary: a chain of one label set (`steps.label_chain`), its subtrees emitted at once."""
+    from fsm.index.steps import label_chain
+    from fsm.index.walk_arrays import step_arrays, walk_view
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "id": {"type": "string", "pattern": "^[ -}]+$", "minLength": 30, "maxLength": 30},
+            "hex": {"type": "string", "pattern": "[0-9a-fA-F]+", "minLength": 12, "maxLength": 12},
+        },
+        "required": ["id", "hex"],
+    }
+    index = fsm.compile(fsm.JsonSchema(schema), vocab, cache=False)
+    text = '{"id":"abcdefghijklmnopqrstuvwxyz0123","hex":"zzzz00001111"}'
+    chained = 0
+    q = index.dfa.initial
+    for i, b in enumerate(text.encode()):
+        if i in (6, 9, 20, 34, 43, 46, 50):  # string positions
+            got = index.kernel_row(q, index.limits.deadline())
+            assert _same_pairs(index, _pairs(*got), _reference(index.dfa, vocab.trie, q)), i
+            tbl, rows, bc, n_labels, flags = walk_view(index.dfa, index.lazy, False)
+            st, masks, known, _ = step_arrays(index.steps, flags, index.lazy)
+            out = np.empty(vocab_preorder_depth(vocab) + 2, np.int64)
+            chained += label_chain(tbl, rows, bc, n_labels, q, st, masks, known, flags, out) > 1
+        q = index.dfa.step(q, b)
+    assert chained >= 4, chained
+
+
+def vocab_preorder_depth(vocab) -> int:
+    return vocabulary_preorder(vocab).max_depth
+
+
 def test_a_literal_chain_is_expanded_only_as_deep_as_tokens_spell_it(vocab):
     """The row of a key's prefix: its literal's last bytes, ``":"`` and the counted string after it
     are expanded ahead only along bytes some token spells (none spells ``_by":"`` and more), not to
@@ -111,6 +145,8 @@ def test_kernel_rows_of_regexes_equal_trie_walks(vocab):
 
 _TOKENS = st.lists(st.binary(min_size=1, max_size=6).map(bytes), min_size=1, max_size=60, unique=True)
 _PATTERNS = ["[ab]*", '"[^"\\\\]{0,5}"', "(ab|b a)+", "a*b?[ \\\\]*", ".{0,4}", "é+a*"]
+# chains of one wide ASCII label set (`steps.label_chain`): every position of a fixed-length string
+_PATTERNS += ["[ -}]{5}", '"[ -~]{3,4}[ab]{2}"', "[ -~]{2}x[ -~]{3}|ab"]
 
 
 @settings(max_examples=60, deadline=None)
