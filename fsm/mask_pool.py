@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
+import pickle
 from collections.abc import Mapping
 from multiprocessing.shared_memory import SharedMemory
 from typing import Any
@@ -91,7 +92,11 @@ def _serve(conn, vocab_args: tuple, shm_name: str, shape: tuple[int, int], limit
                     masks[row] = 0
             elif op == "status":
                 arg = [(row, matchers[row].is_accepting(), matchers[row].is_finished()) for row in arg]
-            conn.send((errors, arg if op == "status" else None))
+            try:
+                conn.send((errors, arg if op == "status" else None))
+            except (pickle.PicklingError, TypeError, AttributeError):  # an error that does not pickle
+                errors = [(row, RuntimeError(f"{type(e).__name__}: {e}")) for row, e in errors]
+                conn.send((errors, None))
     finally:
         del masks
         shm.close()
