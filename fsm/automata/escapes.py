@@ -9,6 +9,7 @@ per state a class's edges lead to: a word-count pattern's 400-state DFA in a str
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from itertools import product
 
@@ -18,6 +19,7 @@ from .ranges import Ranges, intersect, normalize_ranges, subtract
 
 SHORT_ESCAPES = {0x22: '\\"', 0x5C: "\\\\", 0x08: "\\b", 0x0C: "\\f", 0x0A: "\\n", 0x0D: "\\r", 0x09: "\\t"}
 MUST_ESCAPE: Ranges = ((0x00, 0x1F), (0x22, 0x22), (0x5C, 0x5C))
+MUST_ESCAPE_IN = re.compile('[\\x00-\\x1f"\\\\]')  # a text holding one: `MUST_ESCAPE` as a regex class
 # ... and those JSON may escape too: the solidus, as \/ (sorted: `intersect` needs sorted ranges)
 MAY_ESCAPE: Ranges = normalize_ranges((*MUST_ESCAPE, (0x2F, 0x2F)))
 HEX: Ranges = ((0x30, 0x39), (0x41, 0x46), (0x61, 0x66))

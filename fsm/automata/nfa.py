@@ -14,7 +14,6 @@ True
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 
 from ..limits import DEFAULT_LIMITS
@@ -23,7 +22,7 @@ from .blocks import COUNTER_MIN, CounterBlock, Counters, ProductBlock, counted_b
 from .budget import NFA_STATE_BYTES, Budget
 from .char_dfa import EMPTY_DFA, MEMO, CharDFA, Edge, auto_dfa, determinize, minus_words, product, trim_dfa
 from .class_repeats import class_copies
-from .escapes import add_any_escape, encoded_char, escape_split, splice_escapes
+from .escapes import MUST_ESCAPE_IN, add_any_escape, encoded_char, escape_split, splice_escapes
 from .language import Alt, And, AnyJson, Auto, Cls, Enc, Guard, Lit, Members, Minus, Node, Ref, Rep, Seq, Val
 from .lengths import min_length
 from .literal_trie import literal_trie
@@ -35,9 +34,6 @@ from .universal import merge_universal
 
 _UNIT_MAX = 64  # ... when its item is a DFA of at most this many states
 _PRODUCT_MAX = 4_000_000  # states of a lazy length product (its liveness table is this many int32)
-
-
-_MUST_ESCAPE = re.compile('[\\x00-\\x1f"\\\\]')  # what JSON writes escaped in a string, as a class
 
 
 class NotRegular(Exception):
@@ -168,7 +164,7 @@ class NFA:
         """``text`` from ``s`` (characters JSON must escape as their escapes when ``enc``)."""
         if not text:
             return s
-        if enc and _MUST_ESCAPE.search(text):
+        if enc and MUST_ESCAPE_IN.search(text):
             for ch in text:
                 c = ord(ch)
                 if c < 0x20 or ch in '"\\':

@@ -82,6 +82,18 @@ def _step_of(table, rows, byte_class, n_labels, s, steps, masks, known, expanded
 
 
 @numba.njit(cache=True, nogil=True)
+def _n_labels(masks, c):  # pragma: no cover - compiled
+    """How many labels lead to state ``c``'s uniform step (the bits of ``masks[c]``)."""
+    n = 0
+    for w in range(4):
+        x = masks[c, w]
+        while x:
+            x &= x - np.uint64(1)
+            n += 1
+    return n
+
+
+@numba.njit(cache=True, nogil=True)
 def label_chain(table, rows, byte_class, n_labels, s, steps, masks, known, expanded, out):  # pragma: no cover
     """Fill ``out[0..r]`` with the chain of uniform steps from ``s`` along which every state has
     the same label set as ``s``, of 32 labels or more, all below 128 (ASCII bytes, or classes),
@@ -93,14 +105,9 @@ def label_chain(table, rows, byte_class, n_labels, s, steps, masks, known, expan
     u = _step_of(table, rows, byte_class, n_labels, s, steps, masks, known, expanded)
     if u < 0 or u == s or masks[s, 2] != 0 or masks[s, 3] != 0:
         return 0
-    m0, m1 = masks[s, 0], masks[s, 1]
-    wide = 0
-    for x in (m0, m1):
-        while x:
-            x &= x - np.uint64(1)
-            wide += 1
-    if wide < 32:
+    if _n_labels(masks, s) < 32:
         return 0
+    m0, m1 = masks[s, 0], masks[s, 1]
     c, r = s, 0
     while r + 1 < len(out):
         u = _step_of(table, rows, byte_class, n_labels, c, steps, masks, known, expanded)
@@ -289,13 +296,7 @@ def _chain_to_expand(
             return c, c, i, node, max_depth
         if u < 0:
             return -1, c, i, node, max_depth
-        wide = 0
-        for w in range(4):
-            x = masks[c, w]
-            while x:
-                x &= x - np.uint64(1)
-                wide += 1
-        if wide < 32:
+        if _n_labels(masks, c) < 32:
             # a literal (one live label: a key, a ``": "``): its next state, expanded here now
             # rather than by a round of the walk per byte (a round's Python costs ~10 µs)
             b = _sole_label(table, rows, byte_class, n_labels, c)
