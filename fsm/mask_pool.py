@@ -49,11 +49,19 @@ def _serve(conn, vocab_args: tuple, shm_name: str, shape: tuple[int, int], limit
     shm = SharedMemory(name=shm_name)
     masks = np.ndarray(shape, np.int32, buffer=shm.buf)
     matchers: dict[int, Any] = {}
+    errors: list[tuple[int, BaseException]] = []
+
+    def fail(row: int, exc: BaseException) -> None:
+        """The row's error, sent back and raised by the pool; the row is closed."""
+        matchers.pop(row, None)
+        masks[row] = 0
+        errors.append((row, exc))
+
     conn.send(("ready", os.getpid()))
     try:
         while True:
             op, arg = conn.recv()
-            errors: list[tuple[int, BaseException]] = []
+            errors.clear()
             if op == "stop":
                 break
             if op == "open":
@@ -62,26 +70,21 @@ def _serve(conn, vocab_args: tuple, shm_name: str, shape: tuple[int, int], limit
                         m = compile_spec(spec, vocab, limits=limits).matcher()
                         m.fill_bitmask(masks[row])  # its first mask, ahead of the first read
                         matchers[row] = m
-                    except Exception as exc:  # sent back, raised by the pool
-                        masks[row] = 0
-                        errors.append((row, exc))
+                    except Exception as exc:
+                        fail(row, exc)
             elif op == "advance":
                 for row, token in arg:  # every row advanced first: a rejected token stops only its row
                     try:
                         matchers[row].advance(token)
                     except Exception as exc:
-                        matchers.pop(row, None)
-                        masks[row] = 0
-                        errors.append((row, exc))
+                        fail(row, exc)
                 for row, _ in arg:
                     m = matchers.get(row)
                     if m is not None:
                         try:
                             m.fill_bitmask(masks[row])
                         except Exception as exc:  # a row past its time budget
-                            matchers.pop(row, None)
-                            masks[row] = 0
-                            errors.append((row, exc))
+                            fail(row, exc)
             elif op == "reset":
                 for row in arg:  # a new matcher on the row's compiled index: its first mask again
                     m = matchers[row] = matchers[row].index.matcher()
@@ -95,10 +98,9 @@ def _serve(conn, vocab_args: tuple, shm_name: str, shape: tuple[int, int], limit
             try:
                 conn.send((errors, arg if op == "status" else None))
             except (pickle.PicklingError, TypeError, AttributeError):  # an error that does not pickle
-                errors = [(row, RuntimeError(f"{type(e).__name__}: {e}")) for row, e in errors]
-                conn.send((errors, None))
+                conn.send(([(row, RuntimeError(f"{type(e).__name__}: {e}")) for row, e in errors], None))
     finally:
-        del masks
+        masks = None  # the buffer's last view: the segment can close
         shm.close()
 
 
@@ -194,13 +196,7 @@ class MaskPool:
         """Advance each open row by its token (row -> token id) and start its next mask; returns
         without waiting (`masks` waits)."""
         self._check_rows(tokens)
-        by_worker: dict[int, list] = {}
-        for row, token in tokens.items():
-            w = self._where.get(row)
-            if w is None:
-                raise KeyError(f"row {row} is not open")
-            by_worker.setdefault(w, []).append((row, int(token)))
-        for w, items in by_worker.items():
+        for w, items in self._by_worker((row, (row, int(token))) for row, token in tokens.items()).items():
             self._send(w, ("advance", items))
 
     def masks(self) -> np.ndarray:
@@ -212,11 +208,7 @@ class MaskPool:
 
     def status(self, rows: list[int]) -> dict[int, tuple[bool, bool]]:
         """Per open row: (its text is accepted as it stands, only EOS is left), after what was sent."""
-        by_worker: dict[int, list] = {}
-        for row in rows:
-            if row not in self._where:
-                raise KeyError(f"row {row} is not open")
-            by_worker.setdefault(self._where[row], []).append(row)
+        by_worker = self._by_worker((row, row) for row in rows)
         self._wait()
         out: dict[int, tuple[bool, bool]] = {}
         for w, rs in by_worker.items():
@@ -229,12 +221,7 @@ class MaskPool:
     def reset(self, rows: list[int]) -> None:
         """Start each of ``rows`` over on its compiled spec (a new matcher on the same index, its rows
         kept: what a new request on the same spec sees); returns without waiting."""
-        by_worker: dict[int, list] = {}
-        for row in rows:
-            if row not in self._where:
-                raise KeyError(f"row {row} is not open")
-            by_worker.setdefault(self._where[row], []).append(row)
-        for w, rs in by_worker.items():
+        for w, rs in self._by_worker((row, row) for row in rows).items():
             self._send(w, ("reset", rs))
 
     def close(self, rows: list[int]) -> None:
@@ -293,6 +280,17 @@ class MaskPool:
         bad = [r for r in rows if not 0 <= r < self.rows]
         if bad:
             raise IndexError(f"rows {bad} are outside the pool's {self.rows} rows")
+
+    def _by_worker(self, pairs) -> dict[int, list]:
+        """``(row, item)`` pairs grouped as the items of each open row's worker (KeyError: a row
+        not open)."""
+        out: dict[int, list] = {}
+        for row, item in pairs:
+            w = self._where.get(row)
+            if w is None:
+                raise KeyError(f"row {row} is not open")
+            out.setdefault(w, []).append(item)
+        return out
 
     def _send(self, w: int, msg: tuple) -> None:
         try:
