@@ -132,8 +132,10 @@ def _group_negation(t: Context, g: dict, loc: Loc, depth: int) -> Any:
     if neg is not None and len(g) == 1:
         return neg(v)
     if k in ("enum", "const"):
-        values = v if k == "const" or isinstance(v, list) else None
-        neg = None if values is None else values_negation([v] if k == "const" else values, _draft(t))
+        # (``const: null`` is a value like any other: not read as "no values")
+        if k == "enum" and not isinstance(v, list):
+            return NO_NEGATION
+        neg = values_negation([v] if k == "const" else v, _draft(t))
         return NO_NEGATION if neg is None else neg
     if "$ref" in g:
         target, _ = t.resolve(v, loc)

@@ -186,6 +186,19 @@ def test_not_of_a_non_string_const_is_enforced_in_both_policies(vocab, tokenizer
     assert check({"not": {"const": 1}}, [1, 1.0, 2, "1"])
 
 
+def test_const_null_has_an_exact_negation():
+    """``const: null`` was read as "no const value" and refused under ``not`` (and so any ``if`` on a
+    member being null); hypothesis found it as an ``anyOf`` of two member tests."""
+    member_null = {"properties": {"k": {"const": None}}}
+    for schema in (
+        {"not": {"const": None}},
+        {"properties": {"k": {"not": {"const": None}}}},
+        {"if": member_null, "then": {"required": ["x"]}},
+        {"if": {"anyOf": [{"properties": {"k": {"enum": ["a"]}}}, member_null]}, "then": {"required": ["x"]}},
+    ):
+        assert check(schema, [*DOCS, {"k": None}, {"k": 0}, {"k": None, "x": 1}, {"x": 1}]), schema
+
+
 def test_if_without_an_exact_negation_names_if():
     with pytest.raises(UnsupportedSchema) as err:
         JsonSchema({"type": "array", "if": {"uniqueItems": True}, "then": {"maxItems": 1}}).to_dfa()
