@@ -28,7 +28,7 @@ from .byte_classes import ClassCuts, edge_ranges
 from .byte_dfa import ByteDFA, equal_rows, merge_equal_states
 from .guard_points import GuardPoints
 from .lazy_views import LazyFlags, LazyTable
-from .ranges import disjoint, grouped, overlay
+from .ranges import disjoint, pieces
 from .spelling import spelled_to_the_end
 from .state_rows import StateRows
 from .state_sets import _CLOSED_ONE, _ONE_KEY, StateSets
@@ -179,7 +179,7 @@ class LazyByteDFA(StateRows, StateSets, GuardPoints, CharacterStates, DeadlineSc
                 self._copy_row(d, e)
                 return -1
         # most sets are one NFA state (a string's loop, a chain state): its edges, nearly always
-        # sorted (else not `disjoint`: `overlay` sorts them)
+        # sorted (else not `disjoint`: `pieces` cuts them)
         if len(s) == 1:
             q = s[0]
             ev = self._btrans[q] if 0 <= q < self._n_real and self._calls is None else None
@@ -188,7 +188,7 @@ class LazyByteDFA(StateRows, StateSets, GuardPoints, CharacterStates, DeadlineSc
         else:
             ev = self._edges_of(s)
         if len(ev) > 1 and not disjoint(ev):  # states of the set share bytes: cut where they overlap
-            ev = grouped(ev) or list(overlay(ev))
+            ev = pieces(ev)
         # lead bytes come last (sorted, from C2): their targets inside the character made at once
         k = len(ev)
         while k and ev[k - 1][0] >= 0xC0 and _leads(ev[k - 1][2]):

@@ -181,3 +181,69 @@ def overlay(edges: list[tuple[int, int, int]]) -> Iterator[tuple[int, int, froze
             j += 1
         if active:
             yield x, bounds[b + 1] - 1, frozenset(t for _, t in active)
+
+
+def pieces(edges: list[tuple[int, int, int]]) -> list[tuple[int, int, int | set[int]]]:
+    """Sorted ``(lo, hi, target)`` edges cut into disjoint pieces, each with its target, or its
+    targets as a set when several cover it: `overlay`'s cut, laid out in two parts.
+
+    The rows of a lazy DFA's state sets are mostly a few wide ranges (a free string's, a key's
+    complement) with single bytes over them (one per literal of the set: an object's 75 declared
+    keys at one position). The wide ranges are cut alone (`grouped`, else `overlay`), and each
+    single byte splits the piece it falls in: a sweep of every bound with a set per piece cost
+    twice as much, and a piece of one target stays an int (no set to build, nor to look up).
+
+    >>> pieces([(0, 9, 1), (3, 3, 2), (5, 5, 1), (12, 12, 4), (12, 12, 5)])
+    [(0, 2, 1), (3, 3, {1, 2}), (4, 9, 1), (12, 12, {4, 5})]
+    """
+    wide: list = []
+    points: dict[int, int | set[int]] = {}
+    for e in edges:
+        lo, hi, t = e
+        if lo == hi:
+            p = points.get(lo)
+            if p is None:
+                points[lo] = t
+            elif p.__class__ is set:
+                p.add(t)
+            elif p != t:
+                points[lo] = {p, t}
+        else:
+            wide.append(e)
+    if len(wide) > 1 and not disjoint(wide):
+        wide = grouped(wide) or [
+            (x, y, set(ts) if len(ts) > 1 else next(iter(ts))) for x, y, ts in overlay(wide)
+        ]
+    if not points:
+        return wide
+    at = sorted(points)
+    out: list = []
+    j, n = 0, len(at)
+    for lo, hi, t in wide:
+        while j < n and at[j] < lo:
+            p = at[j]
+            out.append((p, p, points[p]))
+            j += 1
+        x = lo
+        while j < n and at[j] <= hi:
+            p = at[j]
+            u = _union(t, points[p])
+            if u is not t:  # (a byte to the wide piece's own one target: no cut)
+                if p > x:
+                    out.append((x, p - 1, t))
+                out.append((p, p, u))
+                x = p + 1
+            j += 1
+        if x <= hi:
+            out.append((x, hi, t))
+    out += [(p, p, points[p]) for p in at[j:]]
+    return out
+
+
+def _union(a: int | set[int], b: int | set[int]) -> int | set[int]:
+    """The targets of two pieces over one byte, a new set (a wide piece's set is shared by its cuts)."""
+    if a.__class__ is int:
+        if b.__class__ is int:
+            return a if a == b else {a, b}
+        return b | {a}
+    return a | {b} if b.__class__ is int else a | b

@@ -13,7 +13,7 @@ import pytest
 
 from fsm.automata import LazyByteDFA, alt, cls, lit, node_nfa, opt, rep, seq
 from fsm.automata.byte_classes import ClassCuts
-from fsm.automata.ranges import grouped, overlay
+from fsm.automata.ranges import grouped, overlay, pieces
 
 LOOP = rep(cls((0x20, 0x21), (0x23, 0xFFFF)), 0, None)  # a string's characters, most of them multi-byte
 
@@ -178,3 +178,26 @@ def test_states_that_only_pass_on_are_left_out_of_sets():
     lazy = LazyByteDFA(*node_nfa(seq(alt(lit("a"), lit("b")), lit("c"))))
     assert walk("a") == walk("b") and lazy.reads_one_byte(walk("a"))
     assert lazy.as_byte_dfa().accepts(b"bc") and not lazy.as_byte_dfa().accepts(b"b")
+
+
+def test_pieces_give_each_point_the_edges_covering_it():
+    """`pieces` cuts wide ranges apart from single points laid over them: every point gets exactly
+    the targets of the edges over it (one as an int, several as a set), pieces disjoint and in order,
+    whatever mix of points and ranges, repeated or not."""
+    rng = random.Random(13)
+    for _ in range(600):
+        edges = sorted(
+            (lo, lo + (0 if rng.random() < 0.6 else rng.randint(1, 12)), rng.randint(0, 5))
+            for lo in rng.choices(range(40), k=rng.randint(2, 14))
+        )
+        got = pieces(list(edges))
+        assert all(a[1] < b[0] for a, b in pairwise(got)), edges
+        for x in range(60):
+            want = {t for lo, hi, t in edges if lo <= x <= hi}
+            over = [t for lo, hi, t in got if lo <= x <= hi]
+            assert len(over) <= 1, (edges, x)
+            if over:
+                t = over[0]
+                assert (t if isinstance(t, set) else {t}) == want and (isinstance(t, int) == (len(want) == 1))
+            else:
+                assert not want, (edges, x)
