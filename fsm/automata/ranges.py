@@ -113,6 +113,24 @@ def merge_adjacent(row: list[tuple[int, int, int]]) -> list[tuple[int, int, int]
     return out
 
 
+
+def clipped_rows(rows, ranges: Ranges) -> list[list[tuple[int, int, int]]]:
+    """Each row of ``(lo, hi, target)`` edges cut to ``ranges`` (edges outside them dropped). A
+    format's DFA repeats a few ranges over thousands of edges: each distinct one is cut once.
+
+    >>> clipped_rows([[(0, 9, 1)], [(5, 5, 0), (0, 9, 0)]], ((3, 5), (8, 20)))
+    [[(3, 5, 1), (8, 9, 1)], [(5, 5, 0), (3, 5, 0), (8, 9, 0)]]
+    """
+    cut: dict[tuple[int, int], Ranges] = {}
+
+    def clip(lo: int, hi: int) -> Ranges:
+        r = cut.get((lo, hi))
+        if r is None:
+            r = cut[(lo, hi)] = intersect(((lo, hi),), ranges)
+        return r
+
+    return [[(a, b, t) for lo, hi, t in row for a, b in clip(lo, hi)] for row in rows]
+
 def disjoint(edges: list[tuple[int, int, int]]) -> bool:
     """Whether sorted ``(lo, hi, target)`` edges cover no point twice (then `overlay` has nothing to cut).
 
@@ -194,7 +212,7 @@ def pieces(edges: list[tuple[int, int, int]]) -> list[tuple[int, int, int | set[
     twice as much, and a piece of one target stays an int (no set to build, nor to look up).
 
     >>> pieces([(0, 9, 1), (3, 3, 2), (5, 5, 1), (12, 12, 4), (12, 12, 5)])
-    [(0, 2, 1), (3, 3, {1, 2}), (4, 9, 1), (12, 12, {4, 5})]
+    [(0, 2, 1), (3, 3, {1, 2}), (4, 4, 1), (5, 5, 1), (6, 9, 1), (12, 12, {4, 5})]
     """
     wide: list = []
     points: dict[int, int | set[int]] = {}
@@ -227,12 +245,12 @@ def pieces(edges: list[tuple[int, int, int]]) -> list[tuple[int, int, int | set[
         x = lo
         while j < n and at[j] <= hi:
             p = at[j]
-            u = _union(t, points[p])
-            if u is not t:  # (a byte to the wide piece's own one target: no cut)
-                if p > x:
-                    out.append((x, p - 1, t))
-                out.append((p, p, u))
-                x = p + 1
+            # cut even where the byte adds nothing: a lead byte's target is a placeholder
+            # (`utf8_chains.LEAD`) that each piece's first byte makes into a state of its own
+            if p > x:
+                out.append((x, p - 1, t))
+            out.append((p, p, _union(t, points[p])))
+            x = p + 1
             j += 1
         if x <= hi:
             out.append((x, hi, t))

@@ -192,6 +192,9 @@ def test_pieces_give_each_point_the_edges_covering_it():
         )
         got = pieces(list(edges))
         assert all(a[1] < b[0] for a, b in pairwise(got)), edges
+        # cut where `overlay` cuts, even where a byte adds no target: a lead byte's target is a
+        # placeholder each piece's first byte resolves (see the next test)
+        assert [(lo, hi) for lo, hi, _ in got] == [(lo, hi) for lo, hi, _ in overlay(edges)], edges
         for x in range(60):
             want = {t for lo, hi, t in edges if lo <= x <= hi}
             over = [t for lo, hi, t in got if lo <= x <= hi]
@@ -201,3 +204,19 @@ def test_pieces_give_each_point_the_edges_covering_it():
                 assert (t if isinstance(t, set) else {t}) == want and (isinstance(t, int) == (len(want) == 1))
             else:
                 assert not want, (edges, x)
+
+
+def test_a_lead_byte_inside_a_wider_lead_range_keeps_its_own_character():
+    """U+0375 (CD B5) is one character of the range U+0080..U+07FF (lead bytes C2..DF) and also a
+    literal of its own: the lead byte CD's piece is cut from the range's though both lead inside a
+    character, or its continuation would be the range's alone (idn-hostname's KERAIA rule was lost so)."""
+    tree = alt(seq(cls((0x80, 0x7FF)), lit("a")), seq(lit("\u0375"), lit("b")))
+    lazy = LazyByteDFA(*node_nfa(tree)).as_byte_dfa()
+    for text, want in (
+        ("\u0375b", True),
+        ("\u0375a", True),
+        ("\u0376a", True),
+        ("\u0376b", False),
+        ("\u0080b", False),
+    ):
+        assert lazy.accepts(text.encode()) == want, text
