@@ -152,8 +152,19 @@ class ProductBlock(CounterBlock):
         dst = np.array([t for row in unit.edges for _, _, t in row], dtype=np.int64)
         reach = np.zeros((hi + 1, n), dtype=bool)  # reach[j, q]: q accepts some text of length j
         reach[0] = np.asarray(unit.accepting, dtype=bool)
+        # row j depends on row j - 1 alone: once a row repeats an earlier one, the rows repeat with
+        # that period (a format's loop makes them constant within a few steps; ``maxLength: 2048``
+        # was 2,048 numpy steps, most of a schema's compile)
+        seen: dict[bytes, int] = {reach[0].tobytes(): 0}
         for j in range(1, hi + 1):
             reach[j, src[reach[j - 1, dst]]] = True
+            first = seen.setdefault(reach[j].tobytes(), j)
+            if first < j:
+                period = j - first
+                for k in range(j + 1, hi + 1, period):  # blocks of whole periods, the last cut
+                    m = min(period, hi + 1 - k)
+                    reach[k : k + m] = reach[first + 1 : first + 1 + m]
+                break
             if j & 255 == 0:
                 budget.deadline.check("JSON schema automaton")
         return np.concatenate([np.zeros((1, n), dtype=np.int32), np.cumsum(reach, axis=0, dtype=np.int32)])

@@ -28,7 +28,7 @@ from .lengths import min_length
 from .literal_trie import literal_trie
 from .liveness import trim_nfa
 from .members import build_members
-from .ranges import ANY_CHAR, intersect, normalize_ranges
+from .ranges import ANY_CHAR, clipped_rows, intersect, normalize_ranges
 from .remainders import Multiples, NeedsLazyDfa, RemainderBlock, Remainders, refuse_plain
 from .universal import merge_universal
 
@@ -312,9 +312,7 @@ class NFA:
             shared = None
             d = merge_universal(small_dfa(rest[0] if len(rest) == 1 else And(tuple(rest)), self.budget))
             n = len(d)
-            edges = [
-                [(a, b, t) for a0, b0, t in row for a, b in intersect(((a0, b0),), ranges)] for row in d.edges
-            ]
+            edges = clipped_rows(d.edges, ranges)
             if n * (hi + 1) <= _PRODUCT_MAX and n >= 2:
                 unit = CharDFA(edges, d.accepting)
                 shared = (unit, ProductBlock.lengths(unit, hi, self.budget))

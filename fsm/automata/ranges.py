@@ -113,7 +113,6 @@ def merge_adjacent(row: list[tuple[int, int, int]]) -> list[tuple[int, int, int]
     return out
 
 
-
 def clipped_rows(rows, ranges: Ranges) -> list[list[tuple[int, int, int]]]:
     """Each row of ``(lo, hi, target)`` edges cut to ``ranges`` (edges outside them dropped). A
     format's DFA repeats a few ranges over thousands of edges: each distinct one is cut once.
@@ -130,6 +129,7 @@ def clipped_rows(rows, ranges: Ranges) -> list[list[tuple[int, int, int]]]:
         return r
 
     return [[(a, b, t) for lo, hi, t in row for a, b in clip(lo, hi)] for row in rows]
+
 
 def disjoint(edges: list[tuple[int, int, int]]) -> bool:
     """Whether sorted ``(lo, hi, target)`` edges cover no point twice (then `overlay` has nothing to cut).
