@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import json
+from json.encoder import encode_basestring
 from typing import Any
 
 from ..automata import NEVER, Node, alt, lit, seq
@@ -39,6 +40,8 @@ class Layout:
     def dump(self, value: Any, depth: int) -> str:
         """``value`` as JSON text laid out at ``depth``."""
         if self.indent is None:
+            if isinstance(value, str):  # (an enum's values: no encoder made per value)
+                return encode_basestring(value)
             return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
         text = json.dumps(value, indent=self.indent, ensure_ascii=False, allow_nan=False)
         return text.replace("\n", "\n" + " " * (self.indent * depth))

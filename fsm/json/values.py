@@ -14,6 +14,7 @@ import json
 import re
 from collections.abc import Callable
 from itertools import permutations
+from json.encoder import encode_basestring  # json.dumps of a str, no encoder made per call
 from typing import Any
 
 from ..automata import NEVER, Lit, Node, alt, lit, seq
@@ -33,11 +34,15 @@ def canon(v: Any) -> str:
         return json.dumps(v)
     if isinstance(v, (int, float)):
         return "n:" + (str(int(v)) if float(v).is_integer() else repr(float(v)))
+    if isinstance(v, str):  # json.dumps's text, without an encoder made per call (enums of thousands)
+        return encode_basestring(v)
     return json.dumps(v, sort_keys=True, ensure_ascii=False, default=str)
 
 
 def finite(v: Any) -> bool:
     """Whether ``v`` is JSON (no NaN or infinity, nothing unserializable)."""
+    if isinstance(v, str):
+        return True
     try:
         json.dumps(v, allow_nan=False)
         return True
