@@ -34,26 +34,37 @@ def literal_trie(b, items: tuple[Node, ...], s: int, e: int, enc: bool) -> list[
             rest.append(it)
     if len(texts) < TRIE_MIN:
         return list(items)
+    # in sorted order a literal shares its longest prefix with the one before it: the trie grows
+    # from the previous literal's path, no lookup per character, its states made at once
+    texts.sort()
     trans, eps = b.trans, b.eps
-    kids: dict[tuple[int, int], int] = {}
-    made: list[int] = []
-    ends: set[int] = set()
+    n0 = len(trans)
+    rows: list[list[tuple[int, int, int]]] = []  # the new states' edges: state n0 + i
+    ends: list[bool] = []
+    path, prev, s_ends = [s], "", False
     for text in texts:
-        q = s
-        for ch in text:
-            c = ord(ch)
-            nxt = kids.get((q, c))
-            if nxt is None:
-                nxt = kids[q, c] = b.new()
-                made.append(nxt)
-                trans[q].append((c, c, nxt))
+        k, m = 0, min(len(text), len(prev))
+        while k < m and text[k] == prev[k]:
+            k += 1
+        del path[k + 1 :]
+        q = path[k]
+        for ch in text[k:]:
+            c, nxt = ord(ch), n0 + len(rows)
+            (trans[q] if q < n0 else rows[q - n0]).append((c, c, nxt))
+            rows.append([])
+            ends.append(False)
+            path.append(nxt)
             q = nxt
-        ends.add(q)
-    for q in ends:
-        eps[q].append(e)
+        if q < n0:
+            s_ends = True  # the empty literal
+        else:
+            ends[q - n0] = True
+        prev = text
     # the trie's states are finished: tuples, as a literal chain's (a list is the garbage
     # collector's work per state for the NFA's life); ``s`` is the caller's, left a list
-    for q in made:
-        trans[q] = tuple(trans[q])
-        eps[q] = tuple(eps[q])
+    trans.extend([tuple(r) for r in rows])
+    eps.extend([(e,) if end else () for end in ends])
+    if s_ends:
+        eps[s].append(e)
+    b.made(len(trans))
     return rest
