@@ -179,16 +179,17 @@ class LazyByteDFA(StateRows, StateSets, GuardPoints, CharacterStates, DeadlineSc
                 self._copy_row(d, e)
                 return -1
         # most sets are one NFA state (a string's loop, a chain state): its edges, nearly always
-        # sorted (else not `disjoint`: `pieces` cuts them)
+        # sorted (else not `disjoint`: `pieces` cuts them); a set's edges are cut unsorted (`pieces`
+        # sorts its few wide ranges, its single bytes need no sort)
         if len(s) == 1:
             q = s[0]
             ev = self._btrans[q] if 0 <= q < self._n_real and self._calls is None else None
             if ev is None:
                 ev = self._byte_edges(q)
+            if len(ev) > 1 and not disjoint(ev):
+                ev = pieces(ev)
         else:
-            ev = self._edges_of(s)
-        if len(ev) > 1 and not disjoint(ev):  # states of the set share bytes: cut where they overlap
-            ev = pieces(ev)
+            ev = pieces(self._edges_of(s))
         # lead bytes come last (sorted, from C2): their targets inside the character made at once
         k = len(ev)
         while k and ev[k - 1][0] >= 0xC0 and _leads(ev[k - 1][2]):

@@ -202,8 +202,8 @@ def overlay(edges: list[tuple[int, int, int]]) -> Iterator[tuple[int, int, froze
 
 
 def pieces(edges: list[tuple[int, int, int]]) -> list[tuple[int, int, int | set[int]]]:
-    """Sorted ``(lo, hi, target)`` edges cut into disjoint pieces, each with its target, or its
-    targets as a set when several cover it: `overlay`'s cut, laid out in two parts.
+    """``(lo, hi, target)`` edges, in any order, cut into sorted disjoint pieces, each with its
+    target, or its targets as a set when several cover it: `overlay`'s cut, laid out in two parts.
 
     The rows of a lazy DFA's state sets are mostly a few wide ranges (a free string's, a key's
     complement) with single bytes over them (one per literal of the set: an object's 75 declared
@@ -228,6 +228,8 @@ def pieces(edges: list[tuple[int, int, int]]) -> list[tuple[int, int, int | set[
                 points[lo] = {p, t}
         else:
             wide.append(e)
+    if len(wide) > 1:
+        wide.sort()
     if len(wide) > 1 and not disjoint(wide):
         wide = grouped(wide) or [
             (x, y, set(ts) if len(ts) > 1 else next(iter(ts))) for x, y, ts in overlay(wide)

@@ -162,7 +162,7 @@ class StateSets:
         return d
 
     def _edges_of(self, s: tuple[int, ...]) -> list[tuple[int, int, int]]:
-        """The byte edges of every NFA state of set ``s``, sorted."""
+        """The byte edges of every NFA state of set ``s``, in no order (`ranges.pieces` cuts them)."""
         if len(s) > 64:  # a big subset: one expansion alone takes a while
             self.budget.deadline.check(_WHAT)
         ev: list[tuple[int, int, int]] = []
@@ -172,5 +172,4 @@ class StateSets:
                 self.budget.deadline.check(_WHAT)
             edges = btrans[q] if 0 <= q < n_real else None  # derived already: no call
             ev.extend(edges if edges is not None else self._byte_edges(q))
-        ev.sort()
         return ev
