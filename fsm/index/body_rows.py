@@ -40,7 +40,7 @@ from ..vocabulary import Vocabulary
 from .body_shapes import EXIT, BodyShapes
 from .body_twins import body_or_twin
 from .contract import OnDemand
-from .preorder import PreorderTrie
+from .preorder import PreorderTrie, tokens_at
 from .shaped_row import ShapedRow
 from .steps import FEW, Steps, target_counts
 from .trie_kernel import walk_below
@@ -340,10 +340,8 @@ def shaped_row(
     bc = np.asarray(dfa.byte_class)
     exit_state = tbl[rows[states[got.exit_from]], bc[trie.label[got.exit_node]]].astype(np.int64)
     # the tokens at each exit node end where its byte leads; those below it are walked from there
-    counts = trie.tok_count[got.exit_node]
-    firsts = trie.tok_start[got.exit_node]
-    at_tok = trie.tok_ids[np.repeat(firsts, counts) + _ranges(counts)]
-    at_end = np.repeat(exit_state, counts)
+    at_tok, which = tokens_at(trie, got.exit_node)
+    at_end = exit_state[which]
     key = (exit_state.tobytes(), got.exit_node.tobytes())
     below = below_memo.get(key) if below_memo is not None else None
     if below is None:  # a string's first state and its loop leave by the same exits: walked once
@@ -365,11 +363,3 @@ def shaped_row(
     order = np.argsort(x_tok, kind="stable")
     return ShapedRow(got, states.astype(np.int32), x_tok[order], x_end[order], text, name)
 
-
-def _ranges(counts: np.ndarray) -> np.ndarray:
-    """0..c-1 for each c in ``counts``, concatenated."""
-    total = int(counts.sum())
-    if total == 0:
-        return np.zeros(0, dtype=np.int64)
-    starts = np.repeat(np.cumsum(counts) - counts, counts)
-    return np.arange(total) - starts

@@ -233,3 +233,21 @@ def preorder(trie: TokenTrie) -> PreorderTrie:
 def vocabulary_preorder(vocab: Vocabulary) -> PreorderTrie:
     """The preorder byte trie of ``vocab``, built once per vocabulary and kept on it."""
     return vocab.derived("preorder_trie", lambda: preorder(vocab.trie))
+
+
+def tokens_at(trie: PreorderTrie, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The tokens that end at trie ``nodes`` (node by node), and for each the index of its node in
+    ``nodes``: a walk's exits hand their own tokens to the row, the walk takes those below.
+
+    >>> from fsm.vocabulary import Vocabulary
+    >>> t = preorder(Vocabulary([b"a", b"ab", b"b", None], eos_token_ids=[3]).trie)
+    >>> [x.tolist() for x in tokens_at(t, np.flatnonzero(t.depth >= 1))]
+    [[0, 1, 2], [0, 1, 2]]
+    """
+    counts = trie.tok_count[nodes]
+    total = int(counts.sum())
+    which = np.repeat(np.arange(len(nodes)), counts)
+    if total == 0:
+        return np.zeros(0, trie.tok_ids.dtype), which
+    within = np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts)
+    return trie.tok_ids[trie.tok_start[nodes][which] + within], which
