@@ -362,4 +362,3 @@ def shaped_row(
     x_end = np.concatenate(parts_end).astype(np.int32)
     order = np.argsort(x_tok, kind="stable")
     return ShapedRow(got, states.astype(np.int32), x_tok[order], x_end[order], text, name)
-
