@@ -22,12 +22,13 @@ def kernels() -> SimpleNamespace:
     """The walk's compiled functions and the types they use, loaded once.
 
     >>> sorted(vars(kernels()))[:3]
-    ['MAX_WALKED_SHARE', 'PreorderTrie', 'Steps']
+    ['CHAIN_ROW_MIN', 'MAX_WALKED_SHARE', 'PreorderTrie']
     """
     global _loaded
     if _loaded is None:
         # lazy: numba must not be loaded by `import fsm` (the module docstring says why)
         from .body_rows import shaped_row, wide_anchor  # lazy: numba
+        from .chain_rows import CHAIN_ROW_MIN, chain_row, chain_table, ensure_chain_compiled  # lazy: numba
         from .literal_rows import literal_row  # lazy: numba
         from .preorder import PreorderTrie, preorder, vocabulary_preorder  # lazy: numba
         from .row_sort import (
@@ -45,16 +46,28 @@ def kernels() -> SimpleNamespace:
             sibling_row,
         )  # lazy: numba
         from .steps import Steps  # lazy: numba
-        from .trie_kernel import ensure_compiled, walk_below, walk_row  # lazy: numba
+        from .trie_kernel import UNKNOWN, expand_chain, label_chain_of, walk_below, walk_row  # lazy: numba
+        from .trie_kernel import ensure_compiled as ensure_walk_compiled  # lazy: numba
+
+        def ensure_compiled() -> None:
+            """Every kernel a row may run loaded once per process (outside a row's deadline)."""
+            ensure_walk_compiled()
+            ensure_chain_compiled()
 
         _loaded = SimpleNamespace(
+            CHAIN_ROW_MIN=CHAIN_ROW_MIN,
             MAX_WALKED_SHARE=MAX_WALKED_SHARE,
             PreorderTrie=PreorderTrie,
             Steps=Steps,
+            UNKNOWN=UNKNOWN,
             dense_ends=dense_ends,
+            chain_row=chain_row,
+            chain_table=chain_table,
             differing_bytes=differing_bytes,
             ensure_compiled=ensure_compiled,
+            expand_chain=expand_chain,
             first_bytes=first_bytes,
+            label_chain_of=label_chain_of,
             literal_row=literal_row,
             pack_tokens=pack_tokens,
             preorder=preorder,

@@ -44,20 +44,25 @@ class LazyDfaIndex(RowIndex):
         shared_blocks: bool = True,
         sibling_rows: bool = True,
         literal_rows: bool = True,
+        chain_rows: bool = True,
     ):
         """``shift_rows``: derive the rows of counter states from an earlier count's (exact, see
         the module); ``shaped_rows``: make the rows inside a string from its body's shape
         (`fsm.index.body_rows`); ``shared_blocks``: make the first row of a counter block from
         another block's (`fsm.index.counted_rows`, with ``shift_rows``); ``sibling_rows``: make a
         wide row from its anchor's (`fsm.index.sibling_rows`); ``literal_rows``: follow a literal
-        state's one byte down the trie (`fsm.index.literal_rows`); False walks every row (what tests
-        compare the others with)."""
+        state's one byte down the trie (`fsm.index.literal_rows`); ``chain_rows``: cut a fixed-length
+        run's rows from its class's table (`fsm.index.chain_rows`); False walks every row (what
+        tests compare the others with)."""
         self.lazy = lazy
         self.shift_rows = shift_rows
         self.shaped_rows = shaped_rows
         self.n_shaped = 0  # rows made from a shape so far
         self.sibling_rows = sibling_rows
         self.literal_rows = literal_rows
+        self.chain_rows = chain_rows
+        self.n_chain = 0  # rows cut from a chain table so far
+        self._chain_of: tuple = (-1, None)  # (state, its label chain) found by the row being made
         self.n_sibling = 0  # rows made from their anchor's so far
         self._anchor_row = False  # an anchor's row is being made: walked, never from its own anchor
         self._anchor_dense: dict[int, np.ndarray] = {}  # anchor -> its row's ends over the vocabulary
@@ -220,10 +225,10 @@ class LazyDfaIndex(RowIndex):
         elif self.literal_rows and self.lazy.reads_one_byte(state):
             return None  # a literal's state: one live byte, no wide loop (`_row_arrays` follows it)
         if not self.shaped_rows:
-            return None
+            return self._chain_row(state, deadline)
         anchor = self._wide_anchor(state, deadline)
         if anchor < 0:
-            return None  # most rows: narrow
+            return self._chain_row(state, deadline)  # most rows: narrow, walked (no chain)
         if anchor != state and anchor in self._anchor_dense:
             # a state that leads into a text it is not (a key's prefix, the first character of a
             # string with a pattern): a shape with it as its root is its own, walked whole on its
@@ -254,6 +259,30 @@ class LazyDfaIndex(RowIndex):
             self.n_shaped += 1
         return row
 
+    def _chain_row(self, state: int, deadline: Deadline):
+        """``state``'s `chain_rows.ChainRow` when a chain of `CHAIN_ROW_MIN` or more characters of
+        one ASCII class starts at it and ends reading none of it (a fixed-length string), else None
+        (the chain found is kept for the walk: `kernel_row`)."""
+        if not self.chain_rows or self.lazy.has_guards:
+            return None
+        k = kernels()
+        trie = k.vocabulary_preorder(self.vocabulary)
+        with self.lazy.within(deadline):
+            k.expand_chain(self.dfa, state, trie, False, self.lazy, self.steps, None)
+            chain = k.label_chain_of(self.dfa, state, trie, False, self.lazy, self.steps)
+            self._chain_of = (state, chain)
+            if chain is None:
+                return None
+            states, m0, m1, r, kills = chain
+            if not kills or r < k.CHAIN_ROW_MIN:
+                return None
+            table = k.chain_table(trie, self.vocabulary, m0, m1)
+            eos = (self.eos_ids, FINISHED) if self.dfa.accepting[state] else None
+            row = k.chain_row(self.dfa, states, r, trie, table, self.lazy, deadline, self.steps, eos)
+        self._charge(row.nbytes)
+        self.n_chain += 1
+        return row
+
     @property
     def n_states(self) -> int:
         return self.lazy.n_states
@@ -274,3 +303,10 @@ class LazyDfaIndex(RowIndex):
 
     def __repr__(self) -> str:
         return f"LazyDfaIndex({self.fingerprint[:24]}, states={self.lazy.n_states}, rows={len(self._rows)})"
+
+    def kernel_row(self, state: int, deadline: Deadline, deferred: list | None = None):
+        """`RowIndex.kernel_row`, with the label chain `_chain_row` found for ``state`` (not found twice)."""
+        if self._chain_of[0] != state:
+            return super().kernel_row(state, deadline, deferred)
+        chain, self._chain_of = self._chain_of[1], (-1, None)
+        return self._walk_row(state, deadline, deferred, chain)

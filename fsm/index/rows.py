@@ -155,13 +155,26 @@ class RowIndex(ABC):
     ) -> tuple[np.ndarray, np.ndarray]:
         """(tokens, end states) of ``state`` by `trie_kernel.walk_row` over the byte trie; the nodes
         a guarded state defers go to ``deferred`` (`trie_kernel.walk_row`)."""
+        return self._walk_row(state, deadline, deferred, kernels().UNKNOWN)
+
+    def _walk_row(
+        self, state: int, deadline: Deadline, deferred: list | None, chain
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """`kernel_row` with ``chain`` (`trie_kernel.walk_row`'s, ``UNKNOWN``: found by the walk)."""
         lazy = self.on_demand()
         # the DFA rows the walk expands count against the row's deadline too
         with lazy.within(deadline) if lazy is not None else nullcontext():
             k = kernels()
             trie = k.vocabulary_preorder(self.vocabulary)
             return k.walk_row(
-                self.dfa, state, trie, on_demand=lazy, deadline=deadline, steps=self.steps, deferred=deferred
+                self.dfa,
+                state,
+                trie,
+                on_demand=lazy,
+                deadline=deadline,
+                steps=self.steps,
+                deferred=deferred,
+                chain=chain,
             )
 
     def _make_row(self, state: int, tok: np.ndarray, end: np.ndarray) -> Row:

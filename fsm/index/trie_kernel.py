@@ -44,6 +44,7 @@ from .walk_kernel import walk_subtrees
 # Past this share of trie nodes inside multi-byte characters, a walk expands the states inside
 # the characters of a whole chain up front (Gemma's 262k vocabulary: 49 %; SmolLM2's: 1 %).
 MULTIBYTE_SHARE = 0.1
+UNKNOWN = object()  # `walk_row`'s chain: not found by the caller
 
 
 def walk_row(
@@ -56,6 +57,7 @@ def walk_row(
     steps: Steps | None = None,
     chain_chars: bool | None = None,
     deferred: list | None = None,
+    chain: object = UNKNOWN,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(tokens, end states) of ``state``: every token whose bytes stay live from it, unsorted.
 
@@ -65,7 +67,8 @@ def walk_row(
     ``chain_chars``: expand the states inside the characters of every chain state up front (None:
     when the vocabulary has over `MULTIBYTE_SHARE` of its nodes inside multi-byte characters).
     ``deferred``: where the nodes a guarded state defers go, as (states, nodes, kinds) arrays (see
-    `_walk`; None: left out, a subset of the row).
+    `_walk`; None: left out, a subset of the row). ``chain``: `label_chain_of` of ``state``, when the
+    caller found it after `expand_chain` (default: found here).
 
     >>> from fsm.vocabulary import Vocabulary
     >>> from fsm.regex import regex_to_dfa
@@ -74,6 +77,33 @@ def walk_row(
     [0, 2]
     """
     steps = steps or Steps()
+    expand_chain(dfa, state, trie, labels_are_classes, on_demand, steps, chain_chars)
+    if chain is UNKNOWN:
+        chain = label_chain_of(dfa, int(state), trie, labels_are_classes, on_demand, steps)
+    starts = (np.array([state], dtype=np.int64), np.zeros(1, dtype=np.int64))
+    # `walk_below` less its expansion of the start, made above
+    with _scratch(len(trie.tok_ids), trie.n_nodes) as bufs:
+        tok, end, _ = _rounds(
+            dfa,
+            trie,
+            labels_are_classes,
+            starts,
+            steps,
+            on_demand,
+            deadline,
+            bufs,
+            deferred,
+            chain=chain,
+        )
+    return tok, end
+
+
+def expand_chain(
+    dfa, state: int, trie: PreorderTrie, labels_are_classes: bool, on_demand, steps: Steps, chain_chars
+) -> None:
+    """Expand ``state`` and, from it, a string's chain of counter states at once (not a walk's round
+    each); ``chain_chars``: the states inside their characters too (None: when the vocabulary has
+    over `MULTIBYTE_SHARE` of its nodes inside multi-byte characters)."""
     if on_demand is not None:
         on_demand.ensure(int(state))
     if on_demand is not None:  # a string's chain of counter states: expanded now, not a round each
@@ -108,27 +138,12 @@ def walk_row(
                 break
             on_demand.ensure(int(q))  # an int: no array round trip per step of a long chain
             tbl, rows, _, _, flags = walk_view(dfa, on_demand, labels_are_classes)
-    starts = (np.array([state], dtype=np.int64), np.zeros(1, dtype=np.int64))
-    # `walk_below` less its expansion of the start, made above
-    with _scratch(len(trie.tok_ids), trie.n_nodes) as bufs:
-        tok, end, _ = _rounds(
-            dfa,
-            trie,
-            labels_are_classes,
-            starts,
-            steps,
-            on_demand,
-            deadline,
-            bufs,
-            deferred,
-            chain=_label_chain(dfa, int(state), trie, labels_are_classes, on_demand, steps),
-        )
-    return tok, end
 
 
-def _label_chain(dfa, state: int, trie, labels_are_classes: bool, on_demand, steps: Steps):
-    """`steps.label_chain` from ``state`` as `walk_subtrees` reads it, or None (a guarded automaton:
-    its states' checks decide what a chain would skip)."""
+def label_chain_of(dfa, state: int, trie, labels_are_classes: bool, on_demand, steps: Steps):
+    """`steps.label_chain` from ``state`` as `walk_subtrees` reads it: (the chain's states, the
+    class's bit sets over bytes 0-63 and 64-127, its length r, whether its end reads none of the
+    class), or None (shorter than 2; or a guarded automaton: its checks decide what a chain skips)."""
     if getattr(on_demand, "has_guards", False):
         return None
     tbl, rows, bc, n_labels, flags = walk_view(dfa, on_demand, labels_are_classes)
