@@ -152,6 +152,17 @@ class LazyDfaIndex(RowIndex):
         got = self._literal_row(state, deadline) or self._sibling_row(state, deadline)
         return got if got is not None else super()._row_arrays(state, deadline)
 
+    def _walked_row(self, state: int, deadline: Deadline):
+        """`_row_arrays`' row, or a chain row where the walk would have found a chain to emit (the
+        chain found once: `_chain_row` hands it to the walk)."""
+        got = self._literal_row(state, deadline) or self._sibling_row(state, deadline)
+        if got is None:
+            row = self._chain_row(state, deadline)
+            if row is not None:
+                return row
+            got = self.kernel_row(state, deadline)
+        return self._make_row(state, *got)
+
     def _literal_row(self, state: int, deadline: Deadline) -> tuple[np.ndarray, np.ndarray] | None:
         """`literal_rows.literal_row` of ``state`` (None: several bytes live from it, walk it)."""
         if not self.literal_rows or self.lazy.has_guards:
@@ -225,10 +236,10 @@ class LazyDfaIndex(RowIndex):
         elif self.literal_rows and self.lazy.reads_one_byte(state):
             return None  # a literal's state: one live byte, no wide loop (`_row_arrays` follows it)
         if not self.shaped_rows:
-            return self._chain_row(state, deadline)
+            return None
         anchor = self._wide_anchor(state, deadline)
         if anchor < 0:
-            return self._chain_row(state, deadline)  # most rows: narrow, walked (no chain)
+            return None  # most rows: narrow
         if anchor != state and anchor in self._anchor_dense:
             # a state that leads into a text it is not (a key's prefix, the first character of a
             # string with a pattern): a shape with it as its root is its own, walked whole on its

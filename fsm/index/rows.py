@@ -126,14 +126,18 @@ class RowIndex(ABC):
                     deadline = self.limits.deadline()  # one for the row, shaped or walked
                     r = self._shaped_row(state, deadline)
                     if r is None:
-                        tok, end = self._row_arrays(state, deadline)
-                        r = self._make_row(state, tok, end)
+                        r = self._walked_row(state, deadline)
                     self._rows[state] = r
         return r
 
     def _shaped_row(self, state: int, deadline: Deadline) -> Row | None:
         """``state``'s row from a string body's shape (`fsm.index.body_rows`), or None: walk it."""
         return None
+
+    def _walked_row(self, state: int, deadline: Deadline) -> Row:
+        """``state``'s row from `_row_arrays` (a subclass may make another kind first)."""
+        tok, end = self._row_arrays(state, deadline)
+        return self._make_row(state, tok, end)
 
     def _row_arrays(self, state: int, deadline: Deadline) -> tuple[np.ndarray, np.ndarray]:
         """(tokens, end states) of ``state``, by the compiled trie walk (`fsm.index.trie_kernel`)."""

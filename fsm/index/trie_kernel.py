@@ -77,8 +77,8 @@ def walk_row(
     [0, 2]
     """
     steps = steps or Steps()
-    expand_chain(dfa, state, trie, labels_are_classes, on_demand, steps, chain_chars)
-    if chain is UNKNOWN:
+    if chain is UNKNOWN:  # (else the caller expanded the chain and found it)
+        expand_chain(dfa, state, trie, labels_are_classes, on_demand, steps, chain_chars)
         chain = label_chain_of(dfa, int(state), trie, labels_are_classes, on_demand, steps)
     starts = (np.array([state], dtype=np.int64), np.zeros(1, dtype=np.int64))
     # `walk_below` less its expansion of the start, made above
