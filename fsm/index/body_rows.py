@@ -41,6 +41,7 @@ from .body_shapes import EXIT, BodyShapes
 from .body_twins import body_or_twin
 from .contract import OnDemand
 from .preorder import PreorderTrie, tokens_at
+from .row_sort import leaving_pairs
 from .shaped_row import ShapedRow
 from .steps import FEW, Steps, target_counts
 from .trie_kernel import walk_below
@@ -352,13 +353,5 @@ def shaped_row(
             below_memo[key] = below
             while len(below_memo) > _BELOW_KEPT:
                 del below_memo[next(iter(below_memo))]
-    below_tok, below_end = below
-    parts_tok, parts_end = [at_tok, below_tok], [at_end, below_end]
-    text = len(at_tok) + len(below_tok) > 0
-    if eos is not None:
-        parts_tok.append(eos[0])
-        parts_end.append(np.full(len(eos[0]), eos[1]))
-    x_tok = np.concatenate(parts_tok).astype(np.int32)
-    x_end = np.concatenate(parts_end).astype(np.int32)
-    order = np.argsort(x_tok, kind="stable")
-    return ShapedRow(got, states.astype(np.int32), x_tok[order], x_end[order], text, name)
+    x_tok, x_end, text = leaving_pairs((at_tok, at_end), below, eos)
+    return ShapedRow(got, states.astype(np.int32), x_tok, x_end, text, name)

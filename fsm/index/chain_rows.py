@@ -31,7 +31,7 @@ from .contract import OnDemand
 from .lazy_row import LazyRow
 from .preorder import PreorderTrie, tokens_at, vocabulary_preorder
 from .row_lookup import find_token
-from .row_sort import merge_renamed, set_bits
+from .row_sort import leaving_pairs, merge_renamed, set_bits
 from .steps import Steps
 from .trie_kernel import walk_below
 from .walk_arrays import walk_view
@@ -198,18 +198,9 @@ def chain_row(
     live = to >= 0
     nodes, to = nodes[live], to[live]
     at_tok, which = tokens_at(trie, nodes)
-    below_tok, below_end = walk_below(
-        dfa, (to, nodes), trie, on_demand=on_demand, deadline=deadline, steps=steps
-    )
-    parts_tok, parts_end = [at_tok, below_tok], [to[which], below_end]
-    text = len(at_tok) + len(below_tok) > 0
-    if eos is not None:
-        parts_tok.append(eos[0])
-        parts_end.append(np.full(len(eos[0]), eos[1]))
-    x_tok = np.concatenate(parts_tok).astype(np.int32)
-    x_end = np.concatenate(parts_end).astype(np.int32)
-    order = np.argsort(x_tok, kind="stable")
-    return ChainRow(table, r, states.astype(np.int32), x_tok[order], x_end[order], text)
+    below = walk_below(dfa, (to, nodes), trie, on_demand=on_demand, deadline=deadline, steps=steps)
+    x_tok, x_end, text = leaving_pairs((at_tok, to[which]), below, eos)
+    return ChainRow(table, r, states.astype(np.int32), x_tok, x_end, text)
 
 
 _warm = threading.Event()

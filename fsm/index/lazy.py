@@ -62,7 +62,6 @@ class LazyDfaIndex(RowIndex):
         self.literal_rows = literal_rows
         self.chain_rows = chain_rows
         self.n_chain = 0  # rows cut from a chain table so far
-        self._chain_of: tuple = (-1, None)  # (state, its label chain) found by the row being made
         self.n_sibling = 0  # rows made from their anchor's so far
         self._anchor_row = False  # an anchor's row is being made: walked, never from its own anchor
         self._anchor_dense: dict[int, np.ndarray] = {}  # anchor -> its row's ends over the vocabulary
@@ -154,13 +153,17 @@ class LazyDfaIndex(RowIndex):
 
     def _walked_row(self, state: int, deadline: Deadline):
         """`_row_arrays`' row, or a chain row where the walk would have found a chain to emit (the
-        chain found once: `_chain_row` hands it to the walk)."""
+        chain found once: `_chain_row`'s is handed to the walk)."""
         got = self._literal_row(state, deadline) or self._sibling_row(state, deadline)
         if got is None:
-            row = self._chain_row(state, deadline)
+            row, chain = self._chain_row(state, deadline)
             if row is not None:
                 return row
-            got = self.kernel_row(state, deadline)
+            got = (
+                self.kernel_row(state, deadline)
+                if chain is kernels().UNKNOWN
+                else self._walk_row(state, deadline, None, chain)
+            )
         return self._make_row(state, *got)
 
     def _literal_row(self, state: int, deadline: Deadline) -> tuple[np.ndarray, np.ndarray] | None:
@@ -270,29 +273,28 @@ class LazyDfaIndex(RowIndex):
             self.n_shaped += 1
         return row
 
-    def _chain_row(self, state: int, deadline: Deadline):
-        """``state``'s `chain_rows.ChainRow` when a chain of `CHAIN_ROW_MIN` or more characters of
-        one ASCII class starts at it and ends reading none of it (a fixed-length string), else None
-        (the chain found is kept for the walk: `kernel_row`)."""
-        if not self.chain_rows or self.lazy.has_guards:
-            return None
+    def _chain_row(self, state: int, deadline: Deadline) -> tuple:
+        """(``state``'s `chain_rows.ChainRow` when a chain of `CHAIN_ROW_MIN` or more characters of
+        one ASCII class starts at it and ends reading none of it — a fixed-length string —, else
+        None; the chain found, for the walk: `trie_kernel.UNKNOWN` when none was looked for)."""
         k = kernels()
+        if not self.chain_rows or self.lazy.has_guards:
+            return None, k.UNKNOWN
         trie = k.vocabulary_preorder(self.vocabulary)
         with self.lazy.within(deadline):
             k.expand_chain(self.dfa, state, trie, False, self.lazy, self.steps, None)
             chain = k.label_chain_of(self.dfa, state, trie, False, self.lazy, self.steps)
-            self._chain_of = (state, chain)
             if chain is None:
-                return None
+                return None, chain
             states, m0, m1, r, kills = chain
             if not kills or r < k.CHAIN_ROW_MIN:
-                return None
+                return None, chain
             table = k.chain_table(trie, self.vocabulary, m0, m1)
             eos = (self.eos_ids, FINISHED) if self.dfa.accepting[state] else None
             row = k.chain_row(self.dfa, states, r, trie, table, self.lazy, deadline, self.steps, eos)
         self._charge(row.nbytes)
         self.n_chain += 1
-        return row
+        return row, chain
 
     @property
     def n_states(self) -> int:
@@ -314,10 +316,3 @@ class LazyDfaIndex(RowIndex):
 
     def __repr__(self) -> str:
         return f"LazyDfaIndex({self.fingerprint[:24]}, states={self.lazy.n_states}, rows={len(self._rows)})"
-
-    def kernel_row(self, state: int, deadline: Deadline, deferred: list | None = None):
-        """`RowIndex.kernel_row`, with the label chain `_chain_row` found for ``state`` (not found twice)."""
-        if self._chain_of[0] != state:
-            return super().kernel_row(state, deadline, deferred)
-        chain, self._chain_of = self._chain_of[1], (-1, None)
-        return self._walk_row(state, deadline, deferred, chain)

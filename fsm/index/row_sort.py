@@ -178,3 +178,26 @@ def pack_tokens(tok: np.ndarray, size: int) -> np.ndarray:
     words = np.zeros((size + 31) // 32, np.uint32)
     set_bits(np.ascontiguousarray(tok, dtype=np.int32), words)
     return words.view(np.int32)
+
+
+def leaving_pairs(
+    at: tuple[np.ndarray, np.ndarray],
+    below: tuple[np.ndarray, np.ndarray],
+    eos: tuple[np.ndarray, int] | None,
+) -> tuple[np.ndarray, np.ndarray, bool]:
+    """The tokens a row walks apart from its table or shape — those ending at the exit nodes
+    (``at``), those walked below them (``below``), EOS ids ``eos[0]`` leading to ``eos[1]`` —
+    as (tokens sorted, their ends, int32; whether any is text, not EOS).
+
+    >>> t, e, text = leaving_pairs((np.array([5]), np.array([1])), (np.array([2]), np.array([3])), (np.array([9]), -2))
+    >>> t.tolist(), e.tolist(), text
+    ([2, 5, 9], [3, 1, -2], True)
+    """
+    parts_tok, parts_end = [at[0], below[0]], [at[1], below[1]]
+    if eos is not None:
+        parts_tok.append(eos[0])
+        parts_end.append(np.full(len(eos[0]), eos[1]))
+    x_tok = np.concatenate(parts_tok).astype(np.int32)
+    x_end = np.concatenate(parts_end).astype(np.int32)
+    order = np.argsort(x_tok, kind="stable")
+    return x_tok[order], x_end[order], len(at[0]) + len(below[0]) > 0
