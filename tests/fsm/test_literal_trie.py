@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fsm
-from fsm.automata import Enc, alt, lit, node_nfa, node_to_char_dfa
+from fsm.automata import Enc, alt, lit, node_nfa, node_to_char_dfa, seq
 from fsm.automata.literal_trie import TRIE_MIN
 from fsm.testing import accepts
 
@@ -47,3 +47,27 @@ def test_an_enum_of_many_values_compiles_and_walks(vocab, tokenizer):
         assert accepts(index, json.dumps(v), tokenizer), v
     for bad in ("item-500", "ite", "item-", 'quote"', "back"):
         assert not accepts(index, json.dumps(bad), tokenizer), bad
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    ws=words,
+    others=words,
+    probes=st.lists(st.text(alphabet='ab"\\\n\u00e9', max_size=9), max_size=12),
+)
+def test_an_enum_used_twice_is_two_copies_of_one_trie(ws, others, probes):
+    """The trie of a list of literals is made once and renumbered per use (`_template`): each use
+    between its own states, so a word of one use never ends inside another's ("x" ws "," ws "y"),
+    and a cached trie serves a later list with other literals in between."""
+    first = alt(*(lit(w) for w in ws))
+    d = node_to_char_dfa(alt(seq(lit("x"), first, lit(","), first, lit("y")), alt(*(lit(w) for w in others))))
+    for a in ws + probes[:3]:
+        for b in ws[:4] + probes[3:6]:
+            text = f"x{a},{b}y"
+            assert d.accepts(text) == (a in ws and b in ws or text in others), (ws, text)
+    for p in others + probes:
+        assert d.accepts(p) == (p in others or _both(p, ws)), (others, p)
+
+
+def _both(p: str, ws: list[str]) -> bool:
+    return p.startswith("x") and p.endswith("y") and any(p == f"x{a},{b}y" for a in ws for b in ws)
