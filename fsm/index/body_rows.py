@@ -40,7 +40,7 @@ from ..vocabulary import Vocabulary
 from .body_shapes import EXIT, BodyShapes
 from .body_twins import body_or_twin
 from .contract import OnDemand
-from .preorder import PreorderTrie, tokens_at
+from .preorder import PreorderTrie
 from .row_sort import leaving_pairs
 from .shaped_row import ShapedRow
 from .steps import FEW, Steps, target_counts
@@ -341,8 +341,7 @@ def shaped_row(
     bc = np.asarray(dfa.byte_class)
     exit_state = tbl[rows[states[got.exit_from]], bc[trie.label[got.exit_node]]].astype(np.int64)
     # the tokens at each exit node end where its byte leads; those below it are walked from there
-    at_tok, which = tokens_at(trie, got.exit_node)
-    at_end = exit_state[which]
+    at_tok, at_end = got.exit_tokens, exit_state[got.exit_which]
     key = (exit_state.tobytes(), got.exit_node.tobytes())
     below = below_memo.get(key) if below_memo is not None else None
     if below is None:  # a string's first state and its loop leave by the same exits: walked once

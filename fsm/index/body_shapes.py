@@ -13,7 +13,7 @@ from collections import OrderedDict
 import numba
 import numpy as np
 
-from .preorder import PreorderTrie
+from .preorder import PreorderTrie, tokens_at
 from .row_sort import sorted_packed_row
 from .shaped_row import BodyShape
 
@@ -91,7 +91,13 @@ class BodyShapes:
         )
         tok, end32, words = sorted_packed_row(tok, end.astype(np.int32), size, -1)
         got = BodyShape(
-            tok, end32.astype(np.int16), words.view(np.uint32), ex_s, ex_n, int(trie.size[ex_n].sum())
+            tok,
+            end32.astype(np.int16),
+            words.view(np.uint32),
+            ex_s,
+            ex_n,
+            int(trie.size[ex_n].sum()),
+            *tokens_at(trie, ex_n),
         )
         with self.lock:
             self.by_key[key] = got
