@@ -230,10 +230,10 @@ def pieces(edges: list[tuple[int, int, int]]) -> list[tuple[int, int, int | set[
             wide.append(e)
     if len(wide) > 1:
         wide.sort()
-    if len(wide) > 1 and not disjoint(wide):
-        wide = grouped(wide) or [
-            (x, y, set(ts) if len(ts) > 1 else next(iter(ts))) for x, y, ts in overlay(wide)
-        ]
+        if not disjoint(wide):
+            wide = grouped(wide) or [
+                (x, y, set(ts) if len(ts) > 1 else next(iter(ts))) for x, y, ts in overlay(wide)
+            ]
     if not points:
         return wide
     at = sorted(points)

@@ -148,13 +148,17 @@ class LazyDfaIndex(RowIndex):
         return self._make_row(state, *got)
 
     def _row_arrays(self, state: int, deadline: Deadline) -> tuple[np.ndarray, np.ndarray]:
-        got = self._literal_row(state, deadline) or self._sibling_row(state, deadline)
+        got = self._unwalked_row(state, deadline)
         return got if got is not None else super()._row_arrays(state, deadline)
+
+    def _unwalked_row(self, state: int, deadline: Deadline) -> tuple[np.ndarray, np.ndarray] | None:
+        """``state``'s (tokens, end states) as a literal's row or a sibling's, or None: walk it."""
+        return self._literal_row(state, deadline) or self._sibling_row(state, deadline)
 
     def _walked_row(self, state: int, deadline: Deadline):
         """`_row_arrays`' row, or a chain row where the walk would have found a chain to emit (the
         chain found once: `_chain_row`'s is handed to the walk)."""
-        got = self._literal_row(state, deadline) or self._sibling_row(state, deadline)
+        got = self._unwalked_row(state, deadline)
         if got is None:
             row, chain = self._chain_row(state, deadline)
             if row is not None:
