@@ -132,11 +132,14 @@ def number_language(t: Context, schemas: list[Loc], integer: bool) -> Node:
         # exponent spellings (1e2, 1.5E+1) of a multiple of every divisor: all integers when each is 1/n
         return alt(node, _exponents(b, True))
     node = number_node(b, number_digits(t, divisors or negated))
+    plain = b.bounded and not divisors and not negated and not non_integral
+    if t is not None and not t.regex_text and plain and (t.policy.number_spellings or node == NEVER):
+        # exact mode's exponent spellings (unbounded, `number_node` spells them itself); in the
+        # default one, those of a range no decimal of the fraction digits written reaches
+        # ([1e-60, 1e-57]): refused as empty before
+        node = alt(node, _exponents(b, False))
     if node == NEVER:
         return node
-    spellings = t is not None and t.policy.number_spellings and not t.regex_text
-    if spellings and b.bounded and not divisors and not negated and not non_integral:
-        node = alt(node, _exponents(b, False))  # unbounded, `number_node` spells exponents itself
     scales = [_decimal_places(q.denominator) for q, _ in divisors]
     mults = [
         _multiples(t, q.numerator * 10**s // q.denominator, s, f)

@@ -243,3 +243,32 @@ def test_a_bound_of_hundreds_of_digits_compiles_under_the_default_recursion_limi
         (7, True),
     ]:
         assert accepts(index, str(x)) == inside, x
+
+
+def test_a_range_below_the_fraction_digits_written_is_spelled_with_exponents(vocab):
+    """No decimal of the fraction digits the default mode writes lies in [1e-60, 1e-57] (nor did
+    exact mode add its exponent spellings there): both refused the schema as empty. Now both
+    spell it with an exponent, each text checked by the validator."""
+    import json
+    import random
+
+    import jsonschema
+
+    import fsm
+    from fsm.testing import valid_walks
+
+    schema = {"type": "number", "minimum": 3.9e-250, "exclusiveMaximum": 1.86e-57}
+    for exact in (False, True):
+        spec = fsm.JsonSchema(schema, exact=exact)
+        d = node_to_char_dfa(spec.node())
+        assert d.accepts("1e-57") and d.accepts("1E-58") and not d.accepts("2e-57")
+        assert not d.accepts("0") and not d.accepts("1e-300")
+        assert d.accepts("0.1e-56") and d.accepts("10e-58")
+        index = fsm.compile(spec, vocab, cache=False)
+        texts = valid_walks(
+            index,
+            random.Random(7),
+            10,
+            lambda t: jsonschema.Draft202012Validator(schema).is_valid(json.loads(t)),
+        )
+        assert texts
