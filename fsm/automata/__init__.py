@@ -24,7 +24,7 @@ Modules, bottom layer first (each imports only modules listed above it):
 - `class_repeats`: counted copies of a character class, made at once;
   `members`: the NFA of a `Members` node (an object's properties, any subset in order, counted);
   `nfa`: the Thompson NFA of a tree, and small character DFAs through it (`small_dfa`).
-- `build`: a tree's automaton under limits (`node_nfa`, `trimmed_nfa`, `node_to_dfa`).
+- `build`: a tree's automaton under limits (`node_nfa`, `trimmed_nfa`, `node_lazy_dfa`, `node_to_dfa`).
 - `eliminate`: character DFA -> plain tree (state elimination); `regex_text`: tree -> regex text.
 - `shared`: values a tree holds in several places as rules (equal subtrees made one first).
 - `estimate`: a tree's expanded size before anything is built (`expansion_size`, `check_expansion`,
@@ -38,7 +38,7 @@ May import only `fsm.errors`, `fsm.limits` and itself: the spec front ends (`fsm
 from .any_value import AnyValueBlock
 from .boolean_dfa import dfa_and, dfa_not, dfa_or, exactly_one
 from .budget import Budget
-from .build import node_nfa, node_to_dfa
+from .build import materialized, node_lazy_dfa, node_nfa, node_to_dfa
 from .byte_dfa import ByteDFA, codepoint_ranges_between, finish_dfa, utf8_sequences
 from .char_dfa import CharDFA, complement_dfa, minimize_dfa, trim_dfa
 from .estimate import Expansion, check_expansion, expansion_size, largest_part, shared_expansion_size
@@ -152,8 +152,10 @@ __all__ = [
     "integer_residues",
     "largest_part",
     "lit",
+    "materialized",
     "minimize_dfa",
     "natural_range",
+    "node_lazy_dfa",
     "node_nfa",
     "node_to_char_dfa",
     "node_to_dfa",

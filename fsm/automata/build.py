@@ -74,21 +74,34 @@ def trimmed_nfa(
     return nfa, start, final
 
 
-def node_to_dfa(node: Node, limits: Limits | None = None, deadline: Deadline | None = None) -> ByteDFA:
-    """Compile a tree to a byte DFA whose every state can still reach acceptance (fully expanded).
-
-    One budget for the whole construction: ``deadline`` (default: ``limits.max_seconds`` from now)
-    and ``limits.max_memory`` for everything it builds.
+def node_lazy_dfa(node: Node, limits: Limits | None = None, deadline: Deadline | None = None) -> LazyByteDFA:
+    """A tree's byte DFA, determinized on demand (`LazyByteDFA`), under one budget: ``deadline``
+    (default: ``limits.max_seconds`` from now) and ``limits.max_memory`` for everything it builds.
     Raises `SchemaError` when the language is empty and `SchemaTooComplex` over a budget.
 
     >>> from fsm.automata import alt, lit
-    >>> node_to_dfa(alt(lit("yes"), lit("no"))).accepts(b"no")
+    >>> node_lazy_dfa(alt(lit("yes"), lit("no"))).as_byte_dfa().accepts(b"no")
     True
     """
     limits = limits or DEFAULT_LIMITS
     budget = Budget(limits, deadline)
     nfa, start, final = trimmed_nfa(node, limits, budget=budget)
-    lazy = LazyByteDFA(nfa.trans, nfa.eps, start, final, limits, nfa.counters, budget=budget)
+    return LazyByteDFA(nfa.trans, nfa.eps, start, final, limits, nfa.counters, budget=budget)
+
+
+def node_to_dfa(node: Node, limits: Limits | None = None, deadline: Deadline | None = None) -> ByteDFA:
+    """Compile a tree to a byte DFA whose every state can still reach acceptance (fully expanded):
+    `node_lazy_dfa` made whole.
+
+    >>> from fsm.automata import alt, lit
+    >>> node_to_dfa(alt(lit("yes"), lit("no"))).accepts(b"no")
+    True
+    """
+    return materialized(node_lazy_dfa(node, limits, deadline))
+
+
+def materialized(lazy: LazyByteDFA) -> ByteDFA:
+    """``lazy`` with every state expanded (`LazyByteDFA.materialize`), a budget overrun as `SchemaTooComplex`."""
     try:
         return lazy.materialize()
     except SchemaTooComplex:

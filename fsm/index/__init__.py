@@ -8,9 +8,10 @@ and where each leads); a matcher is the cheap per-sequence cursor over it. Modul
 - `contract`: `Index`, the runtime-checkable protocol every index kind meets, and `Matcher`, the one
   base class of every matcher (the whole per-sequence contract lives there).
 - `rows`: `RowIndex` and `RowMatcher` — per-state rows computed on first visit, shared masks.
-- `dfa`: `DfaIndex` over an eager `ByteDFA` (regexes, choices, schemas with token-level dead ends).
-- `lazy`: `LazyDfaIndex` over a lazily determinized DFA (JSON schemas, recursive rules).
+- `dfa`: `DfaIndex` over an eager `ByteDFA` (big regexes, schemas with token-level dead ends).
+- `lazy`: `LazyDfaIndex` over a lazily determinized DFA (JSON schemas, regexes, recursive rules).
 - `guarded`: `GuardedDfaIndex`, a lazy index whose automaton holds text checks (`fsm.automata.Guard`).
+- `for_automaton`: which of them an automaton gets (lazy rows when exact, else eager).
 
 The grammar index (`fsm.grammar.index.GrammarIndex`) meets the same protocol and extends the same
 `Matcher` from the grammar front end.

@@ -56,7 +56,8 @@ from ..automata import (
 )
 from ..errors import GrammarError, SchemaTooComplex, SpecError, SpecTooComplex, UnsupportedSchema
 from ..grammar import Grammar
-from ..index import DfaIndex, GuardedDfaIndex, LazyDfaIndex
+from ..index import DfaIndex, LazyDfaIndex
+from ..index.for_automaton import lazy_index
 from ..limits import DEFAULT_LIMITS, Deadline, Limits
 from ..vocabulary import Vocabulary
 from .context import short_pointer
@@ -111,7 +112,7 @@ def compile_index(spec: Any, vocab: Vocabulary, limits: Limits | None = None) ->
             raise _blamed(exc, tree, spec.parts) from None
     try:
         if LazyDfaIndex.usable(lazy, vocab):
-            return _lazy_index(lazy, vocab, spec, limits)
+            return lazy_index(lazy, vocab, spec.fingerprint, limits)
         if spec.any_json:  # the pushdown block has no finite table for the eager index to prune
             return _via_pushdown(spec, vocab, limits, deadline, left, ng)
         # token-level dead ends need the eager index's pruning
@@ -120,14 +121,6 @@ def compile_index(spec: Any, vocab: Vocabulary, limits: Limits | None = None) ->
         )
     except SpecTooComplex as exc:
         raise _blamed(exc, tree, spec.parts) from None
-
-
-def _lazy_index(lazy: LazyByteDFA, vocab: Vocabulary, spec: Any, limits: Limits) -> LazyDfaIndex:
-    """The lazy index of ``lazy``: a `GuardedDfaIndex` when its automaton holds text checks."""
-    kind = GuardedDfaIndex if lazy.has_guards else LazyDfaIndex
-    index = kind(lazy, vocab, fingerprint=spec.fingerprint, limits=limits)
-    lazy.use_deadline(None)  # rows computed on a first visit later get a deadline of their own
-    return index
 
 
 def _has_refs(spec: Any) -> bool:
@@ -199,7 +192,7 @@ def _via_pushdown(
     except LeftRecursive:
         lazy = None
     if lazy is not None and LazyDfaIndex.usable(lazy, vocab):
-        return _lazy_index(lazy, vocab, spec, limits)
+        return lazy_index(lazy, vocab, spec.fingerprint, limits)
     try:
         text = spec.to_grammar(left())
         return Grammar(text).build_index(vocab, limits, seconds=left().max_seconds)

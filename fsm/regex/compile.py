@@ -1,4 +1,5 @@
-"""A regex pattern -> its byte DFA: the linear-time tree path, else the interegular fallback."""
+"""A regex pattern -> its byte DFA: the linear-time tree path (determinized on demand, or made
+whole), else the interegular fallback."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ import re
 from ..automata import (
     ByteDFA,
     InnerAnchor,
+    LazyByteDFA,
     Untranslatable,
     check_expansion,
-    node_to_dfa,
+    materialized,
+    node_lazy_dfa,
     regex_node,
     to_python_syntax,
 )
@@ -18,11 +21,37 @@ from ..limits import DEFAULT_LIMITS, Deadline, Limits
 from .fallback import interegular_dfa
 from .validate import validate
 
+LAZY_POSITIONS = 1_000  # positions of a pattern made whole at compile time past this (`regex_automaton`)
+
 
 def regex_to_dfa(
     pattern: str, limits: Limits | None = None, deadline: Deadline | None = None, extended: bool = False
 ) -> ByteDFA:
-    """Compile a pattern to a minimized, live-pruned byte DFA.
+    """Compile a pattern to a minimized, live-pruned byte DFA (`regex_automaton` made whole).
+
+    >>> regex_to_dfa("caf\\u00e9").accepts("café".encode())
+    True
+    """
+    auto = regex_automaton(pattern, limits, deadline, extended, whole=True)
+    assert isinstance(auto, ByteDFA)
+    return auto
+
+
+def regex_automaton(
+    pattern: str,
+    limits: Limits | None = None,
+    deadline: Deadline | None = None,
+    extended: bool = False,
+    whole: bool = False,
+) -> LazyByteDFA | ByteDFA:
+    """A pattern's automaton: its byte DFA determinized on demand (the tree path), or made whole —
+    by the interegular fallback (constructs the tree path does not read), for a pattern of over
+    `LAZY_POSITIONS` positions, or when ``whole``.
+
+    A big pattern is made whole here so that its blow-up (nested counts: ``(a{1,100}){1,100}``) is
+    refused by the compile, within its budget, not met by a request's rows; a small one's states are
+    made as rows reach them (an e-mail pattern's 171 states cost 3.5 ms made whole, its first
+    mask ~40 of them).
 
     The pattern is Python ``re`` syntax; ``extended`` (regex specs) also reads the PCRE/ECMA-262
     constructs Python lacks (`fsm.automata.regex_dialect`) and takes ``^``/``\\A`` at the start and
@@ -32,8 +61,8 @@ def regex_to_dfa(
     One budget for the whole construction: ``deadline`` (default: ``limits.max_seconds`` from now),
     ``limits.max_memory`` for the automata, and counted repeats estimated before anything is built.
 
-    >>> regex_to_dfa("caf\\u00e9").accepts("café".encode())
-    True
+    >>> type(regex_automaton("[a-z]{1,30}@x")).__name__
+    'LazyByteDFA'
     """
     limits = limits or DEFAULT_LIMITS
     deadline = deadline or limits.deadline()
@@ -44,7 +73,7 @@ def regex_to_dfa(
             raise RegexError(f"invalid regex {pattern[:80]!r}: {exc.msg} at position {exc.pos}") from None
     parsed = validate(pattern, limits, edge_anchors=extended)
     deadline.check(f"regex {pattern[:80]!r}: parsing")
-    fast = _tree_dfa(pattern, parsed, limits, deadline)
+    fast = _tree_automaton(pattern, parsed, limits, deadline, whole)
     if fast is not None:
         return fast
     # interegular cannot be interrupted and grows quadratically: bound its input first.
@@ -61,8 +90,12 @@ def _inner_anchor(pattern: str) -> int:
     return -1
 
 
-def _tree_dfa(pattern: str, parsed, limits: Limits, deadline: Deadline) -> ByteDFA | None:
-    """The linear-time path: Python's parse tree -> range tree -> Thompson NFA -> subset construction."""
+def _tree_automaton(
+    pattern: str, parsed, limits: Limits, deadline: Deadline, whole: bool
+) -> LazyByteDFA | ByteDFA | None:
+    """The linear-time path: Python's parse tree -> range tree -> Thompson NFA -> subset construction
+    (on demand unless ``whole`` or big: `regex_automaton`); None: a construct the tree does not
+    read (the fallback's)."""
     try:
         node = regex_node(pattern, parsed)
     except InnerAnchor:
@@ -81,7 +114,8 @@ def _tree_dfa(pattern: str, parsed, limits: Limits, deadline: Deadline) -> ByteD
     except RecursionError:
         return None  # too deep for the estimate: the fallback's own estimate bounds it
     try:
-        return node_to_dfa(node, limits, deadline)
+        lazy = node_lazy_dfa(node, limits, deadline)
+        return materialized(lazy) if whole or expansion.size > LAZY_POSITIONS else lazy
     except SpecTooComplex as exc:
         part = expansion.describe()
         where = f" (its biggest part: {part})" if part else ""

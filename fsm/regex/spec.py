@@ -8,9 +8,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..errors import RegexError
-from ..index import DfaIndex
+from ..index import DfaIndex, LazyDfaIndex
+from ..index.for_automaton import index_for
 from ..limits import DEFAULT_LIMITS, Limits
-from .compile import regex_to_dfa
+from .compile import regex_automaton
 
 
 @dataclass(frozen=True)
@@ -40,12 +41,13 @@ class Regex:
         """The pattern itself."""
         return self.pattern
 
-    def build_index(self, vocab, limits: Limits | None = None) -> DfaIndex:
-        """The token index of the pattern's byte DFA over ``vocab`` (one deadline for both)."""
+    def build_index(self, vocab, limits: Limits | None = None) -> LazyDfaIndex | DfaIndex:
+        """The token index of the pattern's byte DFA over ``vocab`` (one deadline for both): its
+        states made as rows reach them when that is exact (`fsm.index.for_automaton`)."""
         limits = limits or DEFAULT_LIMITS
         deadline = limits.deadline()
-        dfa = regex_to_dfa(self.pattern, limits, deadline, extended=True)
-        return DfaIndex(dfa, vocab, fingerprint=self.fingerprint, limits=limits, deadline=deadline)
+        auto = regex_automaton(self.pattern, limits, deadline, extended=True)
+        return index_for(auto, vocab, self.fingerprint, limits, deadline)
 
 
 @dataclass(frozen=True)
@@ -77,9 +79,10 @@ class Choice:
         """A stable key of the spec (cache key of its index)."""
         return "choice:" + hashlib.sha256(self.to_regex().encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
-    def build_index(self, vocab, limits: Limits | None = None) -> DfaIndex:
-        """The token index of the options' byte DFA over ``vocab`` (one deadline for both)."""
+    def build_index(self, vocab, limits: Limits | None = None) -> LazyDfaIndex | DfaIndex:
+        """The token index of the options' byte DFA over ``vocab`` (one deadline for both), as a
+        `Regex`'s."""
         limits = limits or DEFAULT_LIMITS
         deadline = limits.deadline()
-        dfa = regex_to_dfa(self.to_regex(), limits, deadline)
-        return DfaIndex(dfa, vocab, fingerprint=self.fingerprint, limits=limits, deadline=deadline)
+        auto = regex_automaton(self.to_regex(), limits, deadline)
+        return index_for(auto, vocab, self.fingerprint, limits, deadline)

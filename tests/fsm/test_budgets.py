@@ -26,7 +26,7 @@ def test_nested_counted_repeats_are_refused_before_any_automaton(vocab, monkeypa
     def no_automaton(*args, **kwargs):
         raise AssertionError("an automaton was built")
 
-    monkeypatch.setattr(regex_compile, "node_to_dfa", no_automaton)
+    monkeypatch.setattr(regex_compile, "node_lazy_dfa", no_automaton)
     monkeypatch.setattr(regex_compile, "interegular_dfa", no_automaton)
     with pytest.raises(fsm.SpecTooComplex) as info:
         fsm.compile(fsm.Regex("((a{1,100}){1,100}){1,100}"), vocab, cache=False)

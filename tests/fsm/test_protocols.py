@@ -27,8 +27,10 @@ TREE = {
 
 # kind -> (spec, index class the compile strategy picks, a text the spec accepts)
 SPECS = {
-    "regex": (fsm.Regex(r"[a-z]+@[a-z]+\.(com|org)"), DfaIndex, "ada@math.org"),
-    "choice": (fsm.Choice(["yes", "no", "maybe"]), DfaIndex, "maybe"),
+    "regex": (fsm.Regex(r"[a-z]+@[a-z]+\.(com|org)"), LazyDfaIndex, "ada@math.org"),
+    "regex-eager": (fsm.Regex(f"x{FAR}y|a"), DfaIndex, "a"),  # lazy rows would not be exact
+    "regex-big": (fsm.Regex(r"(?:[a-c]x){600}"), DfaIndex, "ax" * 600),  # made whole at compile
+    "choice": (fsm.Choice(["yes", "no", "maybe"]), LazyDfaIndex, "maybe"),
     "json-lazy": (
         fsm.JsonSchema({"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}),
         LazyDfaIndex,

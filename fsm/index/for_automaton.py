@@ -1,0 +1,51 @@
+"""Which index an automaton gets: lazy rows over its on-demand DFA when they are exact, else the
+eager index over its materialized DFA.
+
+A regex's DFA made whole before its first mask costs every state's expansion (~20 µs each: an
+e-mail pattern's 171 states, 3.5 ms, where its first mask needs ~40 of them): on demand, a first
+request pays only the states its rows reach, as a JSON schema's does. The eager index stays for the
+automata whose lazy rows would not be exact (a state needing a byte the vocabulary spells only
+inside longer tokens: `LazyDfaIndex.usable`) and for DFAs made whole elsewhere (the interegular
+fallback, a disk cache entry).
+
+>>> import fsm
+>>> from fsm.automata import LazyByteDFA, alt, lit, node_nfa
+>>> v = fsm.Vocabulary([b"y", b"es", b"no", b"yes", None], eos_token_ids=[4])
+>>> type(index_for(LazyByteDFA(*node_nfa(alt(lit("yes"), lit("no")))), v, "yes|no")).__name__
+'LazyDfaIndex'
+"""
+
+from __future__ import annotations
+
+from ..automata import ByteDFA, LazyByteDFA
+from ..limits import DEFAULT_LIMITS, Deadline, Limits
+from ..vocabulary import Vocabulary
+from .dfa import DfaIndex
+from .guarded import GuardedDfaIndex
+from .lazy import LazyDfaIndex
+
+
+def lazy_index(lazy: LazyByteDFA, vocab: Vocabulary, fingerprint: str, limits: Limits) -> LazyDfaIndex:
+    """The lazy index of ``lazy``: a `GuardedDfaIndex` when its automaton holds text checks; rows
+    computed later get a deadline of their own (the compile's is let go)."""
+    kind = GuardedDfaIndex if lazy.has_guards else LazyDfaIndex
+    index = kind(lazy, vocab, fingerprint=fingerprint, limits=limits)
+    lazy.use_deadline(None)
+    return index
+
+
+def index_for(
+    automaton: LazyByteDFA | ByteDFA,
+    vocab: Vocabulary,
+    fingerprint: str,
+    limits: Limits | None = None,
+    deadline: Deadline | None = None,
+) -> LazyDfaIndex | DfaIndex:
+    """The token index of ``automaton`` over ``vocab``: lazy when exact, else eager (``deadline``:
+    the compile's, for a DFA made whole here)."""
+    limits = limits or DEFAULT_LIMITS
+    if isinstance(automaton, LazyByteDFA):
+        if LazyDfaIndex.usable(automaton, vocab):
+            return lazy_index(automaton, vocab, fingerprint, limits)
+        automaton = automaton.materialize()
+    return DfaIndex(automaton, vocab, fingerprint=fingerprint, limits=limits, deadline=deadline)

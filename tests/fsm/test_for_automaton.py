@@ -1,0 +1,52 @@
+"""Which index an automaton gets (`fsm.index.for_automaton`): a regex's states made as its rows reach
+them give the same masks as its DFA made whole, token for token; big and inexact ones stay eager."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+import fsm
+from fsm.index import DfaIndex, LazyDfaIndex
+from fsm.regex import regex_to_dfa
+from fsm.regex.compile import LAZY_POSITIONS
+from fsm.testing import accepts, random_walk
+
+from .regex_cases import REGEXES
+
+
+@pytest.mark.parametrize("name", sorted(REGEXES))
+def test_a_regex_made_on_demand_has_the_masks_of_its_whole_dfa(name, vocab):
+    pattern = REGEXES[name]
+    lazy = fsm.compile(fsm.Regex(pattern), vocab, cache=False)
+    assert isinstance(lazy, LazyDfaIndex)
+    eager = DfaIndex(regex_to_dfa(pattern, extended=True), vocab)
+    rng = random.Random(name)
+    for _ in range(6):
+        # a walk on each side in turn: the states either one reaches, compared at every step
+        source = lazy if rng.random() < 0.5 else eager
+        walk = random_walk(source, rng, max_tokens=30, eos_bias=0.2)
+        a, b = lazy.matcher(), eager.matcher()
+        for t in [*walk.tokens, None]:
+            assert np.array_equal(a.allowed_token_ids(), b.allowed_token_ids()), (name, walk.text)
+            assert a.is_accepting() == b.is_accepting()
+            if t is None:
+                break
+            a.advance(t)
+            b.advance(t)
+
+
+def test_a_choice_is_made_on_demand(vocab, tokenizer):
+    index = fsm.compile(fsm.Choice(["alpha", "alps", "beta", "al"]), vocab, cache=False)
+    assert isinstance(index, LazyDfaIndex)
+    assert all(accepts(index, w, tokenizer) for w in ("alpha", "alps", "beta", "al"))
+    assert not any(accepts(index, w, tokenizer) for w in ("alp", "bet", "alphas"))
+
+
+def test_a_big_regex_is_made_whole_at_compile(vocab):
+    pattern = f"(?:[a-c]x){{{LAZY_POSITIONS // 2 + 1}}}"  # two positions a copy
+    index = fsm.compile(fsm.Regex(pattern), vocab, cache=False)
+    assert isinstance(index, DfaIndex)
+    assert accepts(index, "ax" * (LAZY_POSITIONS // 2 + 1))
