@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import random
 
+import numpy as np
 import pytest
 
 import fsm
@@ -116,3 +117,18 @@ def test_strings_near_their_bound_take_the_kept_tokens_that_fit(schema, exact, v
     index = fsm.compile(fsm.JsonSchema(schema, exact=exact), vocab, cache=False)
     _walks(index, random.Random(json.dumps(schema) + str(exact)), n_walks=5, steps=40)
     assert index.n_shared > 0
+
+
+@pytest.mark.parametrize("exits", [b'"\\', b"@", b"\x00 ", bytes(range(0x80, 0x100))])
+def test_exit_tokens_are_the_tokens_holding_an_exit_byte(vocab, exits):
+    """`exit_tokens`, found from the whole trie's runs, against the tokens read one by one."""
+    from fsm.index.counted_rows import exit_tokens
+    from fsm.index.kernels import kernels
+
+    has, trie = exit_tokens(vocab, exits)
+    want = [t is not None and any(b in exits for b in t) for t in vocab.tokens]
+    assert has[: len(want)].tolist() == want and not has[len(want) :].any()
+    kept = [t if w else None for t, w in zip(vocab.tokens, want, strict=True)]
+    ref = kernels().preorder(fsm.Vocabulary(kept, vocab.eos_token_ids, size=vocab.size).trie)
+    for field in ("label", "size", "tok_start", "tok_count", "tok_ids"):
+        assert np.array_equal(getattr(trie, field), getattr(ref, field)), field
