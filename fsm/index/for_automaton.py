@@ -10,9 +10,12 @@ fallback, a disk cache entry).
 
 >>> import fsm
 >>> from fsm.automata import LazyByteDFA, alt, lit, node_nfa
->>> v = fsm.Vocabulary([b"y", b"es", b"no", b"yes", None], eos_token_ids=[4])
->>> type(index_for(LazyByteDFA(*node_nfa(alt(lit("yes"), lit("no")))), v, "yes|no")).__name__
-'LazyDfaIndex'
+>>> def kind(missing):  # every byte a token but ``missing``, and "yes"
+...     tokens = [bytes([b]) for b in range(256) if b != missing] + [b"yes", None]
+...     v = fsm.Vocabulary(tokens, eos_token_ids=[len(tokens) - 1])
+...     return type(index_for(LazyByteDFA(*node_nfa(alt(lit("yes"), lit("no")))), v, "yes|no")).__name__
+>>> kind(None), kind(ord("o"))  # after "n", no token spells "o": a lazy row would lead to a dead end
+('LazyDfaIndex', 'DfaIndex')
 """
 
 from __future__ import annotations
