@@ -199,5 +199,16 @@ def leaving_pairs(
         parts_end.append(np.full(len(eos[0]), eos[1]))
     x_tok = np.concatenate(parts_tok).astype(np.int32)
     x_end = np.concatenate(parts_end).astype(np.int32)
+    text = len(at[0]) + len(below[0]) > 0
+    if len(x_tok) > _SCATTER_FROM:  # (no token twice: an exit node is never below another)
+        # most of a string's tokens leave it (an unanchored pattern's: ~40k): an argsort ~1.7 ms
+        x_tok, x_end = _sort(x_tok, x_end, int(x_tok.max()) + 1, _NO_END, _NO_WORDS)
+        return x_tok, x_end, text
     order = np.argsort(x_tok, kind="stable")
-    return x_tok[order], x_end[order], len(at[0]) + len(below[0]) > 0
+    return x_tok[order], x_end[order], text
+
+
+# Past this many tokens a scatter over the vocabulary (~70 µs on 49k) beats an argsort.
+_SCATTER_FROM = 2048
+_NO_END = np.iinfo(np.int32).min  # ends are states (>= 0) or EOS's and other marks (small negatives)
+_NO_WORDS = np.zeros(0, np.uint32)
