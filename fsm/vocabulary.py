@@ -102,8 +102,17 @@ class TokenTrie:
         ([0, 97, 98, 98], [0, 0, 0, 1], [1, 3, 0])
         """
         present = [i for i, b in enumerate(tokens) if b]
-        ids = np.array(present, dtype=np.int64)
-        data = [tokens[i] for i in present]
+        return TokenTrie.of_ids(np.array(present, dtype=np.int64), [tokens[i] for i in present])
+
+    @staticmethod
+    def of_ids(ids: np.ndarray, data: Sequence[bytes]) -> TokenTrie:
+        """`build` of tokens ``ids`` whose bytes are ``data`` (each non-empty): a few tokens of a
+        big vocabulary without a pass over all of it.
+
+        >>> TokenTrie.of_ids(np.array([4, 7]), [b"ab", b"a"]).tok_ids.tolist()
+        [7, 4]
+        """
+        ids = np.asarray(ids, dtype=np.int64)
         lens = np.array([len(b) for b in data], dtype=np.int64)
         flat = np.frombuffer(b"".join(data), dtype=np.uint8)  # type: ignore[arg-type]
         starts = np.cumsum(lens) - lens

@@ -107,10 +107,9 @@ def exit_tokens(vocab: Vocabulary, exits: bytes) -> tuple[np.ndarray, PreorderTr
         has = np.zeros(vocab.size, dtype=np.bool_)
         has[full.tok_ids[np.cumsum(runs[:-1]) > 0]] = True
         tokens = vocab.tokens
-        kept = [None] * len(tokens)
-        for i in np.flatnonzero(has[: len(tokens)]).tolist():
-            kept[i] = tokens[i]
-        return has, k.preorder(TokenTrie.build(kept))
+        ids = np.flatnonzero(has[: len(tokens)])
+        # (a trie of the kept tokens alone: a scan of all 49k for them was ~4 ms)
+        return has, k.preorder(TokenTrie.of_ids(ids, [tokens[i] for i in ids.tolist()]))
 
     return vocab.derived("exit_tokens:" + exits.hex(), build)
 
