@@ -166,7 +166,7 @@ class ProductBlock(CounterBlock):
                     reach[k : k + m] = reach[first + 1 : first + 1 + m]
                 break
             if j & 255 == 0:
-                budget.deadline.check("JSON schema automaton")
+                budget.deadline.check("the automaton")
         return np.concatenate([np.zeros((1, n), dtype=np.int32), np.cumsum(reach, axis=0, dtype=np.int32)])
 
     @cached_property

@@ -254,5 +254,5 @@ def merge_equal_states(
         table = ext[table[rep]].astype(np.int32)
         accepting = accepting[rep]
         initial = int(block[initial])
-        budget.deadline.check("JSON schema automaton")
+        budget.deadline.check("the automaton")
     return table, accepting, initial

@@ -107,7 +107,7 @@ def determinize(nfa, start: int, final: int, budget: Budget) -> CharDFA:
         if d is None:
             d = ids[S] = len(sets)
             sets.append(S)
-            budget.charge((len(S) + len(raw)) * SET_MEMBER_BYTES, "JSON schema automaton")
+            budget.charge((len(S) + len(raw)) * SET_MEMBER_BYTES, "the automaton")
         raw_ids[raw] = d
         return d
 
@@ -138,7 +138,7 @@ def determinize(nfa, start: int, final: int, budget: Budget) -> CharDFA:
             else:
                 row.append((x, y, d))
         out_edges.append(row)
-        budget.tick(len(sets), "JSON schema automaton")
+        budget.tick(len(sets), "the automaton")
     return CharDFA(out_edges, accepting)
 
 

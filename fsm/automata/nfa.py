@@ -80,8 +80,8 @@ class NFA:
 
     def _count(self, n: int) -> None:
         """Count the states made since the last count (time, ``max_states``, ``max_memory``)."""
-        self.budget.tick(n, "JSON schema automaton")
-        self.budget.charge((n - self._charged) * NFA_STATE_BYTES, "JSON schema automaton")
+        self.budget.tick(n, "the automaton")
+        self.budget.charge((n - self._charged) * NFA_STATE_BYTES, "the automaton")
         self._charged = n
 
     # -- Thompson construction ------------------------------------------------------------------

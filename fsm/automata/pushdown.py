@@ -80,7 +80,7 @@ class Calls:
             depth = self._stacks[sid][2] + 1
             if depth > _MAX_DEPTH:
                 raise SchemaTooComplex(
-                    f"JSON schema automaton: rule calls nest past {_MAX_DEPTH:,} levels",
+                    f"the automaton: rule calls nest past {_MAX_DEPTH:,} levels",
                     budget="recursion",
                     limit=_MAX_DEPTH,
                 )

@@ -87,7 +87,7 @@ class StateRows:
         self._made += 1
         if self._made > self.limits.max_states:
             raise SchemaTooComplex(
-                f"JSON schema automaton: over {self.limits.max_states:,} states; simplify the schema "
+                f"the automaton: over {self.limits.max_states:,} states; simplify the spec "
                 "or raise Limits.max_states",
                 budget="max_states",
                 limit=self.limits.max_states,

@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..errors import RegexError
+from ..errors import RegexError, SpecTooComplex
 from ..index import DfaIndex, LazyDfaIndex
 from ..index.for_automaton import index_for
 from ..limits import DEFAULT_LIMITS, Limits
@@ -47,7 +47,7 @@ class Regex:
         limits = limits or DEFAULT_LIMITS
         deadline = limits.deadline()
         auto = regex_automaton(self.pattern, limits, deadline, extended=True)
-        return index_for(auto, vocab, self.fingerprint, limits, deadline)
+        return _indexed(self.pattern, auto, vocab, self.fingerprint, limits, deadline)
 
 
 @dataclass(frozen=True)
@@ -85,4 +85,15 @@ class Choice:
         limits = limits or DEFAULT_LIMITS
         deadline = limits.deadline()
         auto = regex_automaton(self.to_regex(), limits, deadline)
-        return index_for(auto, vocab, self.fingerprint, limits, deadline)
+        return _indexed(self.to_regex(), auto, vocab, self.fingerprint, limits, deadline)
+
+
+def _indexed(
+    pattern: str, auto, vocab, fingerprint: str, limits: Limits, deadline
+) -> LazyDfaIndex | DfaIndex:
+    """`index_for`, a budget overrun named by the pattern (an automaton whose lazy rows are not
+    exact is made whole here, past the compile of `regex_automaton`, which names its own)."""
+    try:
+        return index_for(auto, vocab, fingerprint, limits, deadline)
+    except SpecTooComplex as exc:
+        raise SpecTooComplex(f"regex {pattern[:80]!r}: {exc}", budget=exc.budget, limit=exc.limit) from None

@@ -50,3 +50,17 @@ def test_a_big_regex_is_made_whole_at_compile(vocab):
     index = fsm.compile(fsm.Regex(pattern), vocab, cache=False)
     assert isinstance(index, DfaIndex)
     assert accepts(index, "ax" * (LAZY_POSITIONS // 2 + 1))
+
+
+@pytest.mark.parametrize(
+    "spec", [fsm.Regex("(a|b)*a(a|b){12}q"), fsm.Choice([f"{'a' * i}q" for i in range(1, 40)])]
+)
+def test_an_inexact_regex_too_big_to_make_whole_is_refused_by_name(spec):
+    # no token spells "q" alone: lazy rows would lead into dead ends, so the DFA is made whole here,
+    # after the compile of the pattern, and its budget overrun still names the regex, not a schema
+    tokens = [bytes([b]) for b in range(256) if b != ord("q")] + [b"qq", None]
+    v = fsm.Vocabulary(tokens, eos_token_ids=[len(tokens) - 1])
+    with pytest.raises(fsm.SpecTooComplex, match=r"^regex '\(") as err:
+        fsm.compile(spec, v, limits=fsm.Limits(max_states=30), cache=False)
+    assert not isinstance(err.value, fsm.SchemaError)
+    assert "schema" not in str(err.value) and "max_states" in str(err.value)
