@@ -46,3 +46,11 @@ def test_escape_dfa_accepts_exactly_the_spellings(ranges):
 def test_escape_dfa_is_small():
     # \S's controls, the quote and the backslash: 33 characters, up to 4 spellings each
     assert len(escape_dfa(((0x00, 0x08), (0x0E, 0x1F), (0x22, 0x22), (0x5C, 0x5C)))) <= 10
+
+
+@pytest.mark.parametrize("n0, e", [(0, 0), (2, 1), (1000, 7)])
+def test_the_escape_rows_are_the_table_renumbered(n0, e):
+    from fsm.automata.escapes import _ANY_ESCAPE, _any_escape_at
+
+    want = tuple(tuple((a, b, e if t < 0 else n0 + t) for a, b, t in row) for row in _ANY_ESCAPE)
+    assert _any_escape_at(n0, e) == want
