@@ -41,9 +41,11 @@ class DfaIndex(RowIndex):
         fingerprint: str = "",
         limits: Limits | None = None,
         deadline: Deadline | None = None,
+        name: str = "",
     ):
-        """``deadline``: the compile's, for the work done here (default: ``limits.max_seconds`` from now)."""
-        super().__init__(dfa, vocab, fingerprint, limits, n_classes=dfa.table.shape[1])
+        """``deadline``: the compile's, for the work done here (default: ``limits.max_seconds`` from now);
+        ``name``: what a budget overrun while a row is made names (`RowIndex`)."""
+        super().__init__(dfa, vocab, fingerprint, limits, n_classes=dfa.table.shape[1], name=name)
         self._class_trie: TokenTrie | None = None
         self._class_preorder = None  # the same, numbered depth first (`preorder.PreorderTrie`)
         self._class_steps = None  # uniform steps over class labels (the byte walks' are over bytes)

@@ -28,11 +28,14 @@ from .guarded import GuardedDfaIndex
 from .lazy import LazyDfaIndex
 
 
-def lazy_index(lazy: LazyByteDFA, vocab: Vocabulary, fingerprint: str, limits: Limits) -> LazyDfaIndex:
+def lazy_index(
+    lazy: LazyByteDFA, vocab: Vocabulary, fingerprint: str, limits: Limits, name: str = ""
+) -> LazyDfaIndex:
     """The lazy index of ``lazy``: a `GuardedDfaIndex` when its automaton holds text checks; rows
-    computed later get a deadline of their own (the compile's is let go)."""
+    computed later get a deadline of their own (the compile's is let go). ``name``: what a budget
+    overrun while a row is made names (`fsm.index.rows.RowIndex`)."""
     kind = GuardedDfaIndex if lazy.has_guards else LazyDfaIndex
-    index = kind(lazy, vocab, fingerprint=fingerprint, limits=limits)
+    index = kind(lazy, vocab, fingerprint=fingerprint, limits=limits, name=name)
     lazy.use_deadline(None)
     return index
 
@@ -43,12 +46,14 @@ def index_for(
     fingerprint: str,
     limits: Limits | None = None,
     deadline: Deadline | None = None,
+    name: str = "",
 ) -> LazyDfaIndex | DfaIndex:
     """The token index of ``automaton`` over ``vocab``: lazy when exact, else eager (``deadline``:
-    the compile's, for a DFA made whole here)."""
+    the compile's, for a DFA made whole here; ``name``: what a budget overrun while a row is made
+    names, e.g. ``"regex 'a+'"``)."""
     limits = limits or DEFAULT_LIMITS
     if isinstance(automaton, LazyByteDFA):
         if LazyDfaIndex.usable(automaton, vocab):
-            return lazy_index(automaton, vocab, fingerprint, limits)
+            return lazy_index(automaton, vocab, fingerprint, limits, name)
         automaton = automaton.materialize()
-    return DfaIndex(automaton, vocab, fingerprint=fingerprint, limits=limits, deadline=deadline)
+    return DfaIndex(automaton, vocab, fingerprint=fingerprint, limits=limits, deadline=deadline, name=name)

@@ -66,10 +66,15 @@ class GuardedDfaIndex(LazyDfaIndex):
     """`LazyDfaIndex` over a lazy DFA with guard points; its matchers keep their text."""
 
     def __init__(
-        self, lazy: LazyByteDFA, vocab: Vocabulary, fingerprint: str = "", limits: Limits | None = None
+        self,
+        lazy: LazyByteDFA,
+        vocab: Vocabulary,
+        fingerprint: str = "",
+        limits: Limits | None = None,
+        name: str = "",
     ):
         # a counter class's rows are moved copies of one walk, which knows nothing of deferred nodes
-        super().__init__(lazy, vocab, fingerprint, limits, shift_rows=False)
+        super().__init__(lazy, vocab, fingerprint, limits, shift_rows=False, name=name)
         self._deferred: dict[int, Deferred | None] = {}
         self._below: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, Deferred | None]] = {}
 

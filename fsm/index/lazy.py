@@ -45,6 +45,7 @@ class LazyDfaIndex(RowIndex):
         sibling_rows: bool = True,
         literal_rows: bool = True,
         chain_rows: bool = True,
+        name: str = "",
     ):
         """``shift_rows``: derive the rows of counter states from an earlier count's (exact, see
         the module); ``shaped_rows``: make the rows inside a string from its body's shape
@@ -53,7 +54,8 @@ class LazyDfaIndex(RowIndex):
         wide row from its anchor's (`fsm.index.sibling_rows`); ``literal_rows``: follow a literal
         state's one byte down the trie (`fsm.index.literal_rows`); ``chain_rows``: cut a fixed-length
         run's rows from its class's table (`fsm.index.chain_rows`); False walks every row (what
-        tests compare the others with)."""
+        tests compare the others with). ``name``: what a budget overrun while a row is made names
+        (`RowIndex`)."""
         self.lazy = lazy
         self.shift_rows = shift_rows
         self.shaped_rows = shaped_rows
@@ -74,7 +76,7 @@ class LazyDfaIndex(RowIndex):
         self._forms = BlockForms(lazy)
         self.shared_blocks = shared_blocks
         self.n_shared = 0  # first rows of a block made from another block's
-        super().__init__(lazy.as_byte_dfa(), vocab, fingerprint, limits, n_classes=lazy.n_classes)
+        super().__init__(lazy.as_byte_dfa(), vocab, fingerprint, limits, n_classes=lazy.n_classes, name=name)
 
     @staticmethod
     def usable(lazy: LazyByteDFA, vocab: Vocabulary) -> bool:

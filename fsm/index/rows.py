@@ -80,9 +80,18 @@ class RowIndex(ABC):
     """
 
     def __init__(
-        self, dfa: ByteDFA, vocab: Vocabulary, fingerprint: str, limits: Limits | None, n_classes: int
+        self,
+        dfa: ByteDFA,
+        vocab: Vocabulary,
+        fingerprint: str,
+        limits: Limits | None,
+        n_classes: int,
+        name: str = "",
     ):
         self.dfa = dfa
+        # what a budget overrun while a row is made names (a regex's "regex '…'"); "": the
+        # automaton's own error, unchanged (a JSON schema's names its part at compile)
+        self.name = name
         self.vocabulary = vocab
         self.fingerprint = fingerprint
         self.limits = limits or DEFAULT_LIMITS
@@ -124,9 +133,16 @@ class RowIndex(ABC):
                     k.ensure_compiled()
                     _ = k.vocabulary_preorder(self.vocabulary)
                     deadline = self.limits.deadline()  # one for the row, shaped or walked
-                    r = self._shaped_row(state, deadline)
-                    if r is None:
-                        r = self._walked_row(state, deadline)
+                    try:
+                        r = self._shaped_row(state, deadline)
+                        if r is None:
+                            r = self._walked_row(state, deadline)
+                    except SpecTooComplex as exc:
+                        if not self.name:
+                            raise
+                        raise SpecTooComplex(
+                            f"{self.name}: {exc}", budget=exc.budget, limit=exc.limit
+                        ) from None
                     self._rows[state] = r
         return r
 

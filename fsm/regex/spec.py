@@ -91,9 +91,10 @@ class Choice:
 def _indexed(
     pattern: str, auto, vocab, fingerprint: str, limits: Limits, deadline
 ) -> LazyDfaIndex | DfaIndex:
-    """`index_for`, a budget overrun named by the pattern (an automaton whose lazy rows are not
-    exact is made whole here, past the compile of `regex_automaton`, which names its own)."""
+    """`index_for`, a budget overrun named by the pattern: here (an automaton whose lazy rows are
+    not exact is made whole, past the compile of `regex_automaton`, which names its own) and while
+    a row is made later (a lazy DFA's states made as a text reaches them)."""
     try:
-        return index_for(auto, vocab, fingerprint, limits, deadline)
+        return index_for(auto, vocab, fingerprint, limits, deadline, name=f"regex {pattern[:80]!r}")
     except SpecTooComplex as exc:
         raise SpecTooComplex(f"regex {pattern[:80]!r}: {exc}", budget=exc.budget, limit=exc.limit) from None

@@ -64,3 +64,16 @@ def test_an_inexact_regex_too_big_to_make_whole_is_refused_by_name(spec):
         fsm.compile(spec, v, limits=fsm.Limits(max_states=30), cache=False)
     assert not isinstance(err.value, fsm.SchemaError)
     assert "schema" not in str(err.value) and "max_states" in str(err.value)
+
+
+def test_a_lazy_regex_over_its_state_budget_at_a_mask_names_the_pattern(vocab):
+    # an exponential DFA in 21 positions: made as the text reaches its states, until the budget trips
+    index = fsm.compile(fsm.Regex(".*a.{20}"), vocab, limits=fsm.Limits(max_states=3000), cache=False)
+    assert isinstance(index, LazyDfaIndex)
+    m, rng = index.matcher(), np.random.default_rng(0)
+    with pytest.raises(
+        fsm.SpecTooComplex, match=r"^regex '\.\*a\.\{20\}': the automaton: over 3,000 states"
+    ) as err:
+        for _ in range(200):
+            m.advance(int(rng.choice(m.allowed_token_ids())))
+    assert not isinstance(err.value, fsm.SchemaError)
