@@ -104,12 +104,12 @@ def exit_tokens(vocab: Vocabulary, exits: bytes) -> tuple[np.ndarray, PreorderTr
         runs = np.zeros(len(full.tok_ids) + 1, np.int32)
         np.add.at(runs, full.tok_start[node], 1)
         np.add.at(runs, full.tok_start[node + full.size[node]], -1)
+        kept = full.tok_ids[np.cumsum(runs[:-1]) > 0]
         has = np.zeros(vocab.size, dtype=np.bool_)
-        has[full.tok_ids[np.cumsum(runs[:-1]) > 0]] = True
+        has[kept] = True
         tokens = vocab.tokens
-        ids = np.flatnonzero(has[: len(tokens)])
         # (a trie of the kept tokens alone: a scan of all 49k for them was ~4 ms)
-        return has, k.preorder(TokenTrie.of_ids(ids, [tokens[i] for i in ids.tolist()]))
+        return has, k.preorder(TokenTrie.of_ids(kept, [tokens[i] for i in kept.tolist()]))
 
     return vocab.derived("exit_tokens:" + exits.hex(), build)
 
