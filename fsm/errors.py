@@ -40,6 +40,15 @@ class SpecTooComplex(SpecError):
         self.budget = budget
         self.limit = limit
 
+    def named(self, what: str) -> SpecTooComplex:
+        """This overrun as a `SpecTooComplex` whose message starts with ``what`` (the spec or the part
+        of one it happened in), the same budget and limit.
+
+        >>> SpecTooComplex("over 5 states", budget="max_states", limit=5).named("regex 'a'").args[0]
+        "regex 'a': over 5 states"
+        """
+        return SpecTooComplex(f"{what}: {self}", budget=self.budget, limit=self.limit)
+
 
 class SchemaTooComplex(SpecTooComplex, SchemaError):
     """A JSON schema whose automaton exceeds a budget; ``.pointer``: the part of the schema

@@ -39,9 +39,7 @@ def terminal_dfa(term: Terminal, limits: Limits, deadline: Deadline | None = Non
     try:
         dfa, problem = _cached_check(term, limits, deadline or limits.deadline())
     except SpecTooComplex as exc:
-        raise SpecTooComplex(
-            f"terminal {term.name}{where}: {exc}", budget=exc.budget, limit=exc.limit
-        ) from None
+        raise exc.named(f"terminal {term.name}{where}") from None
     except RegexError as exc:
         raise GrammarError(f"terminal {term.name}{where} cannot be enforced: {exc}") from None
     if problem:

@@ -21,6 +21,7 @@ fallback, a disk cache entry).
 from __future__ import annotations
 
 from ..automata import ByteDFA, LazyByteDFA
+from ..errors import SpecTooComplex
 from ..limits import DEFAULT_LIMITS, Deadline, Limits
 from ..vocabulary import Vocabulary
 from .dfa import DfaIndex
@@ -49,11 +50,18 @@ def index_for(
     name: str = "",
 ) -> LazyDfaIndex | DfaIndex:
     """The token index of ``automaton`` over ``vocab``: lazy when exact, else eager (``deadline``:
-    the compile's, for a DFA made whole here; ``name``: what a budget overrun while a row is made
-    names, e.g. ``"regex 'a+'"``)."""
+    the compile's, for a DFA made whole here; ``name``: what a budget overrun names, here or while
+    a row is made later, e.g. ``"regex 'a+'"``)."""
     limits = limits or DEFAULT_LIMITS
-    if isinstance(automaton, LazyByteDFA):
-        if LazyDfaIndex.usable(automaton, vocab):
-            return lazy_index(automaton, vocab, fingerprint, limits, name)
-        automaton = automaton.materialize()
-    return DfaIndex(automaton, vocab, fingerprint=fingerprint, limits=limits, deadline=deadline, name=name)
+    try:
+        if isinstance(automaton, LazyByteDFA):
+            if LazyDfaIndex.usable(automaton, vocab):
+                return lazy_index(automaton, vocab, fingerprint, limits, name)
+            automaton = automaton.materialize()
+        return DfaIndex(
+            automaton, vocab, fingerprint=fingerprint, limits=limits, deadline=deadline, name=name
+        )
+    except SpecTooComplex as exc:
+        if not name:
+            raise
+        raise exc.named(name) from None

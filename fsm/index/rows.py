@@ -140,9 +140,7 @@ class RowIndex(ABC):
                     except SpecTooComplex as exc:
                         if not self.name:
                             raise
-                        raise SpecTooComplex(
-                            f"{self.name}: {exc}", budget=exc.budget, limit=exc.limit
-                        ) from None
+                        raise exc.named(self.name) from None
                     self._rows[state] = r
         return r
 

@@ -119,6 +119,6 @@ def _tree_automaton(
     except SpecTooComplex as exc:
         part = expansion.describe()
         where = f" (its biggest part: {part})" if part else ""
-        raise SpecTooComplex(f"{what}{where}: {exc}", budget=exc.budget, limit=exc.limit) from None
+        raise exc.named(f"{what}{where}") from None
     except SchemaError:
         raise RegexError(f"regex {pattern[:80]!r} matches no string at all") from None

@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..errors import RegexError, SpecTooComplex
+from ..errors import RegexError
 from ..index import DfaIndex, LazyDfaIndex
 from ..index.for_automaton import index_for
 from ..limits import DEFAULT_LIMITS, Limits
@@ -47,7 +47,7 @@ class Regex:
         limits = limits or DEFAULT_LIMITS
         deadline = limits.deadline()
         auto = regex_automaton(self.pattern, limits, deadline, extended=True)
-        return _indexed(self.pattern, auto, vocab, self.fingerprint, limits, deadline)
+        return index_for(auto, vocab, self.fingerprint, limits, deadline, name=_name(self.pattern))
 
 
 @dataclass(frozen=True)
@@ -84,17 +84,12 @@ class Choice:
         `Regex`'s."""
         limits = limits or DEFAULT_LIMITS
         deadline = limits.deadline()
-        auto = regex_automaton(self.to_regex(), limits, deadline)
-        return _indexed(self.to_regex(), auto, vocab, self.fingerprint, limits, deadline)
+        pattern = self.to_regex()
+        auto = regex_automaton(pattern, limits, deadline)
+        return index_for(auto, vocab, self.fingerprint, limits, deadline, name=_name(pattern))
 
 
-def _indexed(
-    pattern: str, auto, vocab, fingerprint: str, limits: Limits, deadline
-) -> LazyDfaIndex | DfaIndex:
-    """`index_for`, a budget overrun named by the pattern: here (an automaton whose lazy rows are
-    not exact is made whole, past the compile of `regex_automaton`, which names its own) and while
-    a row is made later (a lazy DFA's states made as a text reaches them)."""
-    try:
-        return index_for(auto, vocab, fingerprint, limits, deadline, name=f"regex {pattern[:80]!r}")
-    except SpecTooComplex as exc:
-        raise SpecTooComplex(f"regex {pattern[:80]!r}: {exc}", budget=exc.budget, limit=exc.limit) from None
+def _name(pattern: str) -> str:
+    """What a budget overrun past the pattern's compile names (`index_for`): an automaton whose
+    lazy rows are not exact made whole, or a lazy one's states made as a text reaches them."""
+    return f"regex {pattern[:80]!r}"
