@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .blocks import CounterBlock
+from .blocks import CounterBlock, ProductBlock
 from .counter_shift import block_parts, lo_side
 from .lazy_dfa import LazyByteDFA
 from .utf8_chains import Utf8Chains
@@ -94,9 +94,17 @@ class BlockForms:
 
         ``horizon``: the longest token, in bytes (a character is at least one)."""
         parts = block_parts(self.lazy, d)
-        if parts is None or type(parts[1]) is not CounterBlock:
-            return None  # a product block's liveness depends on its count itself
+        if parts is None:
+            return None
         (block_no, real, form), block, k0, k1 = parts
+        if type(block) is ProductBlock:
+            # a product state's liveness depends on its count near ``lo`` and ``hi`` alone: past
+            # ``lo`` and farther from ``hi`` than a token and the longest shortest ending, its row
+            # is its unit state's, as a counter's (`counter_shift`); nearer, walked
+            if k0 < block.lo or k1 + horizon + block.longest_shortest + 1 >= block.hi:
+                return None
+        elif type(block) is not CounterBlock:
+            return None
         past_lo = lo_side(block, k0, k1, horizon)
         if past_lo is None:
             return None
@@ -118,6 +126,10 @@ class BlockForms:
         if got is None:
             unit = block.unit
             unit_key = (tuple(tuple(row) for row in unit.edges), tuple(bool(a) for a in unit.accepting))
+            if type(block) is ProductBlock:
+                # far from its bounds a product state's edges are its unit state's to the states
+                # that can end within ``hi`` (`ProductBlock.offset_edges`), escapes read if ``enc``
+                unit_key = ("product", block.enc, block.ends_within_bound(), unit_key)
             end_set = self.lazy.closure_of(block.end)
             got = self._units[block_no] = (unit_key, end_set, self._first_bytes(end_set))
         return got

@@ -18,6 +18,7 @@ from .char_dfa import CharDFA, Edge
 from .escapes import MUST_ESCAPE, escape_trie
 from .language import Cls, Rep
 from .ranges import subtract
+from .utf8_chains import LEAD, Utf8Chains
 
 _LOCAL_BITS = 40
 COUNTER_MIN = 24  # a counted repeat with at least this many optional copies becomes a counter block
@@ -66,6 +67,22 @@ def counted_block(node: Rep) -> bool:
     )
 
 
+# Per unit DFA and what else the edges depend on, `offset_edges` of each item state and their
+# byte edges: blocks of one unit share them (a schema's strings of one pattern; Snowplow's hold ~100
+# blocks of one unit), so they hold at most the unit's edges, not a copy per block.
+_OFFSETS: WeakKeyDictionary[CharDFA, dict] = WeakKeyDictionary()
+
+
+def _offset_tables(unit: CharDFA, key) -> tuple[dict[int, tuple[Edge, ...]], dict[int, tuple[Edge, ...]]]:
+    per_unit = _OFFSETS.get(unit)
+    if per_unit is None:
+        per_unit = _OFFSETS[unit] = {}
+    got = per_unit.get(key)
+    if got is None:
+        got = per_unit[key] = ({}, {})
+    return got
+
+
 class CounterBlock:
     """``Rep(item, lo, hi)`` as virtual NFA states ``(k, g)``: k items done, ``g`` a state of the
     item's DFA (0: between items). Expanding ``hi`` copies of the item would cost ``hi`` times its
@@ -77,6 +94,36 @@ class CounterBlock:
     def __init__(self, unit: CharDFA, lo: int, hi: int, end: int):
         self.unit, self.lo, self.hi, self.end = unit, lo, hi, end
         self.m = len(unit)
+        self._offsets, self._byte_offsets = _offset_tables(unit, None)
+
+    def offset_edges(self, local: int) -> tuple[Edge, ...] | None:
+        """The edges of local state ``local`` as ``(lo, hi, target's local number - local)``: the
+        same for every count where the block's bounds are out of a step's reach, so derived once
+        per item state (a string's states at each count asked the unit again, ~30 µs an expansion
+        of a format's); None where the count matters (the bound reached: no edge).
+
+        >>> b = CounterBlock(CharDFA([[(97, 97, 1)], [(98, 98, 0)]], [True, False]), 0, 9, 5)
+        >>> b.offset_edges(b.local((3, 0))), b.offset_edges(b.local((9, 0)))
+        (((97, 97, 1),), None)
+        """
+        k, g = divmod(local, self.m)
+        if g == 0 and k >= self.hi:
+            return None
+        got = self._offsets.get(g)
+        if got is None:
+            got = self._offsets[g] = tuple((lo, hi, t - g) for lo, hi, t in self.unit.edges[g])
+        return got
+
+    def offset_byte_edges(self, local: int) -> tuple[Edge, ...] | None:
+        """`offset_edges` as byte edges (`Utf8Chains.byte_edges`: a lead byte's target `LEAD`)."""
+        offsets = self.offset_edges(local)
+        if offsets is None:
+            return None
+        g = local % self.m
+        got = self._byte_offsets.get(g)
+        if got is None:
+            got = self._byte_offsets[g] = Utf8Chains.byte_edges(offsets)
+        return got
 
     def local(self, kg: tuple[int, int]) -> int:
         """The local number of virtual state ``(k, g)``."""
@@ -126,6 +173,8 @@ class ProductBlock(CounterBlock):
     def __init__(self, unit: CharDFA, lo: int, hi: int, end: int, cum: np.ndarray, enc: bool = False):
         super().__init__(unit, lo, hi, end)
         self.cum = cum
+        # far from the bounds the edges are the unit's, escapes and liveness read alike
+        self._offsets, self._byte_offsets = _offset_tables(unit, (enc, self.ends_within_bound()))
         self.enc = enc
         global _ESCAPES
         if enc and _ESCAPES is None:
@@ -168,6 +217,30 @@ class ProductBlock(CounterBlock):
             if j & 255 == 0:
                 budget.deadline.check("the automaton")
         return np.concatenate([np.zeros((1, n), dtype=np.int32), np.cumsum(reach, axis=0, dtype=np.int32)])
+
+    def offset_edges(self, local: int) -> tuple[Edge, ...] | None:
+        """`CounterBlock.offset_edges`: within ``lo <= k + 1 <= hi - longest_shortest`` a target's
+        liveness (`live`, always asked at ``k + 1``) is whether its unit state can end at all, so
+        the edges are the same at every such count; None outside (near ``lo`` or ``hi``).
+
+        >>> from fsm.automata.char_dfa import CharDFA
+        >>> unit = CharDFA([[(97, 97, 0)]], [True])  # a*
+        >>> b = ProductBlock(unit, 2, 10, 0, ProductBlock.lengths(unit, 10, None))
+        >>> b.offset_edges(b.local((5, 0))) == ((97, 97, b.m),), b.offset_edges(b.local((0, 0)))
+        (True, None)
+        """
+        k, g = divmod(local, self.m)
+        if not self.lo <= k + 1 <= self.hi - self.longest_shortest:
+            return None
+        got = self._offsets.get(g)
+        if got is None:
+            got = self._offsets[g] = tuple((lo, hi, self.local(t) - local) for lo, hi, t in self.edges(local))
+        return got
+
+    def ends_within_bound(self) -> tuple[bool, ...]:
+        """Per unit state, whether it ends some text within ``hi`` characters: where its count is
+        out of reach of ``lo`` and ``hi``, whether a state is live (`offset_edges`)."""
+        return tuple(bool(x) for x in self.cum[-1] > 0)
 
     @cached_property
     def longest_shortest(self) -> int:
@@ -319,7 +392,20 @@ class Counters:
     def edges(self, q: int) -> list[Edge]:
         """Character edges of virtual state ``q``."""
         b, block, local = self._split(q)
+        if isinstance(block, CounterBlock):
+            offsets = block.offset_edges(local)
+            if offsets is not None:  # local + d is virtual state q - d (`virtual`)
+                return [(lo, hi, q - d) for lo, hi, d in offsets]
         return [(lo, hi, self._id(b, block, t)) for lo, hi, t in block.edges(local)]
+
+    def byte_edges(self, q: int) -> tuple[Edge, ...]:
+        """`edges` of virtual state ``q`` as byte edges (`Utf8Chains.byte_edges`)."""
+        _, block, local = self._split(q)
+        if isinstance(block, CounterBlock):
+            offsets = block.offset_byte_edges(local)
+            if offsets is not None:
+                return tuple((lo, hi, t if t == LEAD else q - t) for lo, hi, t in offsets)
+        return Utf8Chains.byte_edges(self.edges(q))
 
     def eps(self, q: int) -> list[int]:
         """Epsilon targets of virtual state ``q``."""

@@ -65,7 +65,7 @@ class StateSets:
         if q >= self._n_real:  # inside a character: one edge
             return self._chains.edges(q)
         if q < 0:  # a block's state: in the set of one state or a few, kept it held 157 MB of o21076
-            return Utf8Chains.byte_edges(self._counters.edges(q))
+            return self._counters.byte_edges(q)
         out = self._btrans[q]
         if out is None:
             # tuples of ints: untracked by the garbage collector once seen

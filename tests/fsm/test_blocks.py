@@ -8,8 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fsm.automata import AnyJson, lit, node_nfa, seq
-from fsm.automata.blocks import ProductBlock, dfa_ranges
+from fsm.automata.blocks import CounterBlock, Counters, ProductBlock, dfa_ranges
 from fsm.automata.char_dfa import CharDFA
+from fsm.automata.utf8_chains import Utf8Chains
 
 
 def test_block_ranges_are_each_distinct_range_once():
@@ -63,3 +64,52 @@ def test_lengths_table_equals_the_step_by_step_sweep(unit, hi):
         reach[j, src[reach[j - 1, dst]]] = True
     want = np.concatenate([np.zeros((1, n), dtype=np.int32), np.cumsum(reach, axis=0, dtype=np.int32)])
     assert (ProductBlock.lengths(unit, hi, None) == want).all()
+
+
+@st.composite
+def _wide_units(draw):
+    """Units over characters that a JSON string escapes (``"``, ``\\``), ASCII and multi-byte ones."""
+    n = draw(st.integers(1, 6))
+    chars = [0x22, 0x5C, 0x61, 0x62, 0xE9, 0x4E00]
+    rows = [
+        [
+            (c, c, draw(st.integers(0, n - 1)))
+            for c in draw(st.lists(st.sampled_from(chars), max_size=3, unique=True))
+        ]
+        for _ in range(n)
+    ]
+    return CharDFA(rows, draw(st.lists(st.booleans(), min_size=n, max_size=n)))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    unit=_wide_units(),
+    lo=st.integers(0, 12),
+    span=st.integers(0, 40),
+    enc=st.booleans(),
+    product=st.booleans(),
+)
+def test_offset_edges_are_the_edges_at_every_count_they_are_given_for(unit, lo, span, enc, product):
+    """`offset_edges` (edges derived once per item state, as local offsets) gives at each count
+    where it answers the edges `edges` computes there, and `Counters.byte_edges` their byte edges
+    (`Utf8Chains.byte_edges`) with virtual targets: product blocks near ``lo`` and ``hi`` (where
+    liveness depends on the count) get None and are computed as before."""
+    hi = lo + span
+    block = (
+        ProductBlock(unit, lo, hi, 0, ProductBlock.lengths(unit, hi, None), enc=enc)
+        if product
+        else CounterBlock(unit, lo, hi, 0)
+    )
+    counters = Counters()
+    base = counters.add(block)
+    for k in range(hi + 2):
+        for g in range(block.m):
+            local = block.local((k, g))
+            offsets = block.offset_edges(local)
+            if offsets is None:
+                continue
+            want = [(a, b, block.local(t)) for a, b, t in block.edges(local)]
+            assert [(a, b, local + d) for a, b, d in offsets] == want, (k, g)
+            q = base - local
+            assert counters.byte_edges(q) == Utf8Chains.byte_edges(counters.edges(q))
+            assert counters.edges(q) == [(a, b, base - t) for a, b, t in want]

@@ -81,6 +81,35 @@ def test_a_first_row_serves_another_schema(vocab, tokenizer):
     assert indexes[1].n_shared >= 1
 
 
+_WORDS = {"type": "string", "minLength": 1, "maxLength": 200, "pattern": "^(?:\\S+\\s+){0,19}\\S+$"}
+# strings with a pattern or a format and a length: product blocks (the unit is the pattern's DFA),
+# whose rows far from both bounds are shared by unit state; one short enough that walks reach its
+# bound (walked there, not shared)
+PRODUCTS = [
+    {"type": "object", "properties": {"a": _WORDS, "b": _WORDS, "c": _WORDS}, "required": ["a", "b", "c"]},
+    {"type": "array", "items": {"type": "string", "pattern": "^[a-z ]+$", "maxLength": 150}, "minItems": 2},
+    {
+        "type": "object",
+        "properties": {
+            "a": {"type": "string", "pattern": "^[A-Za-z]+( [A-Za-z]+)*$", "minLength": 3, "maxLength": 120},
+            "b": {"type": "string", "pattern": "^[A-Za-z]+( [A-Za-z]+)*$", "maxLength": 90},
+            "c": {"type": "string", "format": "email", "maxLength": 254},
+            "d": {"type": "string", "pattern": "^[A-Za-z]+( [A-Za-z]+)*$", "maxLength": 36},
+        },
+        "required": ["a", "b", "c", "d"],
+    },
+]
+
+
+@pytest.mark.parametrize("exact", [False, True])
+@pytest.mark.parametrize("schema", PRODUCTS, ids=[json.dumps(s)[:50] for s in PRODUCTS])
+def test_product_block_rows_shared_by_unit_state_equal_walked_rows(schema, exact, vocab):
+    index = fsm.compile(fsm.JsonSchema(schema, exact=exact), vocab, cache=False)
+    assert isinstance(index, LazyDfaIndex)
+    _walks(index, random.Random(json.dumps(schema) + str(exact)), n_walks=6, steps=50)
+    assert index.n_shared > 0, "no product row came from another block's: the test would not test it"
+
+
 # bounds of 24 characters or more, or of 8 or more of a wide class (a string's character; a shorter
 # repeat is a chain of NFA states, not a counter block)
 NEAR = [
