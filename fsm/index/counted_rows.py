@@ -267,8 +267,7 @@ def _keep(
     """The part of a walked first row another block can take: its tokens without exit bytes and
     their ends' forms; None when one of those ends is not of the block alone."""
     inside = ~has_exit[tok]
-    order = np.argsort(tok[inside], kind="stable")
-    tok, end = tok[inside][order], end[inside][order]
+    tok, end = kernels().sorted_pairs(tok[inside], end[inside])
     ends, which = distinct_ends(end)
     kept_forms = []
     for e in ends.tolist():

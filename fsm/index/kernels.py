@@ -36,6 +36,7 @@ def kernels() -> SimpleNamespace:
             set_bits,
             small_sorted_row,
             sorted_packed_row,
+            sorted_pairs,
         )  # lazy: numba
         from .sibling_rows import (
             MAX_WALKED_SHARE,
@@ -77,6 +78,7 @@ def kernels() -> SimpleNamespace:
             sibling_row=sibling_row,
             small_sorted_row=small_sorted_row,
             sorted_packed_row=sorted_packed_row,
+            sorted_pairs=sorted_pairs,
             vocabulary_preorder=vocabulary_preorder,
             walk_below=walk_below,
             walk_row=walk_row,
