@@ -98,10 +98,9 @@ class BlockForms:
             return None
         (block_no, real, form), block, k0, k1 = parts
         if type(block) is ProductBlock:
-            # a product state's liveness depends on its count near ``lo`` and ``hi`` alone: past
-            # ``lo`` and farther from ``hi`` than a token and the longest shortest ending, its row
-            # is its unit state's, as a counter's (`counter_shift`); nearer, walked
-            if k0 < block.lo or k1 + horizon + block.longest_shortest + 1 >= block.hi:
+            # a product state's row is its unit state's where its count cannot matter; nearer
+            # ``lo`` or ``hi``, walked
+            if not block.count_free(k0, k1, horizon):
                 return None
         elif type(block) is not CounterBlock:
             return None
@@ -129,7 +128,7 @@ class BlockForms:
             if type(block) is ProductBlock:
                 # far from its bounds a product state's edges are its unit state's to the states
                 # that can end within ``hi`` (`ProductBlock.offset_edges`), escapes read if ``enc``
-                unit_key = ("product", block.enc, block.ends_within_bound(), unit_key)
+                unit_key = ("product", block.enc, block.ends_within_bound, unit_key)
             end_set = self.lazy.closure_of(block.end)
             got = self._units[block_no] = (unit_key, end_set, self._first_bytes(end_set))
         return got

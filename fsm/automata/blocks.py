@@ -174,7 +174,7 @@ class ProductBlock(CounterBlock):
         super().__init__(unit, lo, hi, end)
         self.cum = cum
         # far from the bounds the edges are the unit's, escapes and liveness read alike
-        self._offsets, self._byte_offsets = _offset_tables(unit, (enc, self.ends_within_bound()))
+        self._offsets, self._byte_offsets = _offset_tables(unit, (enc, self.ends_within_bound))
         self.enc = enc
         global _ESCAPES
         if enc and _ESCAPES is None:
@@ -237,10 +237,25 @@ class ProductBlock(CounterBlock):
             got = self._offsets[g] = tuple((lo, hi, self.local(t) - local) for lo, hi, t in self.edges(local))
         return got
 
+    @cached_property
     def ends_within_bound(self) -> tuple[bool, ...]:
         """Per unit state, whether it ends some text within ``hi`` characters: where its count is
         out of reach of ``lo`` and ``hi``, whether a state is live (`offset_edges`)."""
         return tuple(bool(x) for x in self.cum[-1] > 0)
+
+    def count_free(self, k0: int, k1: int, horizon: int) -> bool:
+        """Whether states at counts ``k0..k1``, and every state ``horizon`` characters on from
+        them, act alike at any count up to the count itself: past ``lo`` and farther from ``hi``
+        than the longest shortest ending, a product state's liveness stays put, so its rows shift
+        (`counter_shift`) and are shared (`block_forms`) as a counter's; nearer, they depend on it.
+
+        >>> from fsm.automata.char_dfa import CharDFA
+        >>> unit = CharDFA([[(97, 97, 0)]], [True])  # a*
+        >>> b = ProductBlock(unit, 2, 100, 0, ProductBlock.lengths(unit, 100, None))
+        >>> b.count_free(5, 5, 8), b.count_free(1, 5, 8), b.count_free(5, 95, 8)
+        (True, False, False)
+        """
+        return k0 >= self.lo and k1 + horizon + self.longest_shortest + 1 < self.hi
 
     @cached_property
     def longest_shortest(self) -> int:

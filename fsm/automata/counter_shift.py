@@ -41,16 +41,12 @@ def shift_class(lazy: LazyByteDFA, d: int, horizon: int) -> tuple[tuple, int, in
     if parts is None or parts[1] is None:
         return None
     form, block, k0, k1 = parts
-    if type(block) is CounterBlock:
-        slack = 0
-    elif type(block) is ProductBlock and k0 >= block.lo:
-        # a product state lives while its unit state can still end within the room left: past
-        # ``lo`` and farther from ``hi`` than the longest shortest ending, every state's liveness
-        # stays put over the horizon, so it shifts as a counter does
-        slack = block.longest_shortest + 1
-    else:
-        return None  # short of ``lo``, a product state's liveness depends on the count itself
-    if k1 + horizon + slack >= block.hi:
+    if type(block) is ProductBlock:
+        # a product state lives while its unit state can still end within the room left: it
+        # shifts as a counter does only where that cannot change over the horizon
+        if not block.count_free(k0, k1, horizon):
+            return None
+    elif type(block) is not CounterBlock or k1 + horizon >= block.hi:
         return None
     past_lo = lo_side(block, k0, k1, horizon)
     if past_lo is None:
