@@ -70,11 +70,12 @@ class LazyByteDFA(StateRows, StateSets, GuardPoints, CharacterStates, DeadlineSc
         # rule calls (`pushdown.Calls`): ids from Calls.BASE up are (NFA state, stack) configurations
         self._calls = calls
         self._vbtrans: dict[int, tuple[tuple[int, int, int], ...]] = {}  # of configurations
-        # Byte edges are derived per NFA state on first use; states inside a character number on.
-        self._char_trans = trans
+        # The NFA as tuples, byte edges derived on first use in a dict: out of the garbage collector's
+        # view (`state_rows`). States inside a character number on past the NFA's.
+        self._char_trans = trans if trans.__class__ is tuple else tuple(trans)
         self._n_real = len(trans)
-        self._btrans: list[tuple[tuple[int, int, int], ...] | None] = [None] * len(trans)
-        self._eps = eps
+        self._btrans: dict[int, tuple[tuple[int, int, int], ...]] = {}
+        self._eps = eps if eps.__class__ is tuple else tuple(eps)
         self._chains = Utf8Chains(len(trans), lambda n: self.budget.charge(n, _WHAT))
         # bytes no edge tells apart share a column: most states made are never expanded, yet each
         # has a row (`byte_classes`)
@@ -134,7 +135,7 @@ class LazyByteDFA(StateRows, StateSets, GuardPoints, CharacterStates, DeadlineSc
         )
         single, nc, held = self._cuts.single, self.n_classes, 0
         while d >= 0 and n > 0:
-            ((b, _, t),) = btrans[sets[d][0]]
+            ((b, _, t),) = btrans[sets[d][0]]  # derived: `_literal_next` read it
             tgt = one.get(t)
             if tgt is None:
                 if 0 <= t < n_real and not eps[t]:
@@ -171,7 +172,7 @@ class LazyByteDFA(StateRows, StateSets, GuardPoints, CharacterStates, DeadlineSc
         self._ticks += 1
         if not self._ticks & 15:  # (the state count is checked as states are made: `_new`)
             self.budget.deadline.check(_WHAT)
-        s = self._sets[d] or self._set(d)
+        s = self._sets.get(d) or self._set(d)
         inside = bool(s) and s[0] >= self._n_real and self._calls is None
         if inside:  # inside a character: sets repeat
             e = self._chain_rows.get(s)
@@ -183,7 +184,7 @@ class LazyByteDFA(StateRows, StateSets, GuardPoints, CharacterStates, DeadlineSc
         # sorts its few wide ranges, its single bytes need no sort)
         if len(s) == 1:
             q = s[0]
-            ev = self._btrans[q] if 0 <= q < self._n_real and self._calls is None else None
+            ev = self._btrans.get(q) if self._calls is None else None
             if ev is None:
                 ev = self._byte_edges(q)
             if len(ev) > 1 and not disjoint(ev):
@@ -239,7 +240,7 @@ class LazyByteDFA(StateRows, StateSets, GuardPoints, CharacterStates, DeadlineSc
 
     def _literal_next(self, d: int) -> int:
         """``d`` when it reads one byte to one state (a literal goes on), else -1."""
-        s = self._sets[d]
+        s = self._sets.get(d)
         if s is None or len(s) != 1 or self._done[d]:
             return -1
         e = self._one_byte_edge(s[0])
@@ -249,7 +250,7 @@ class LazyByteDFA(StateRows, StateSets, GuardPoints, CharacterStates, DeadlineSc
         """The edge of NFA state ``q`` when it is a state of the character NFA with one edge of one byte."""
         if not 0 <= q < self._n_real:
             return None
-        ev = self._btrans[q] or self._byte_edges(q)
+        ev = self._btrans.get(q) or self._byte_edges(q)
         return ev[0] if len(ev) == 1 and ev[0][0] == ev[0][1] else None
 
     def reads_one_byte(self, d: int) -> bool:
@@ -333,7 +334,7 @@ class LazyByteDFA(StateRows, StateSets, GuardPoints, CharacterStates, DeadlineSc
         started = self._begin()
         try:
             d = 0
-            while d < len(self._sets):
+            while d < self.n_states:
                 self.expand(d)
                 d += 1
                 if d & 63 == 0:

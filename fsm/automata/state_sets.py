@@ -29,11 +29,11 @@ class StateSets:
     budget: Budget
     _calls: object
     _counters: object
-    _char_trans: list
-    _eps: list
+    _char_trans: tuple
+    _eps: tuple
     _n_real: int
     _final: int
-    _btrans: list
+    _btrans: dict
     _vbtrans: dict
     _chains: Utf8Chains
     _closures: dict
@@ -66,7 +66,7 @@ class StateSets:
             return self._chains.edges(q)
         if q < 0:  # a block's state: in the set of one state or a few, kept it held 157 MB of o21076
             return self._counters.byte_edges(q)
-        out = self._btrans[q]
+        out = self._btrans.get(q)
         if out is None:
             # tuples of ints: untracked by the garbage collector once seen
             out = self._btrans[q] = Utf8Chains.byte_edges(self._char_trans[q])
@@ -166,10 +166,10 @@ class StateSets:
         if len(s) > 64:  # a big subset: one expansion alone takes a while
             self.budget.deadline.check(_WHAT)
         ev: list[tuple[int, int, int]] = []
-        btrans, n_real = self._btrans, self._n_real
+        btrans = self._btrans
         for i, q in enumerate(s):
             if i & 4095 == 4095:  # a subset of many thousand states (an enum of 50,000 values)
                 self.budget.deadline.check(_WHAT)
-            edges = btrans[q] if 0 <= q < n_real else None  # derived already: no call
+            edges = btrans.get(q)  # derived already: no call
             ev.extend(edges if edges is not None else self._byte_edges(q))
         return ev

@@ -135,7 +135,7 @@ class CharacterStates:
     """`LazyByteDFA`'s states inside a character (a mixin over its sets, closures and state ids):
     a lead byte's target made as (source state, lead byte), its set and chain states when read."""
 
-    _sets: list[tuple[int, ...] | None]
+    _sets: dict[int, tuple[int, ...]]
     _lead_of: np.ndarray  # per DFA state: source << 8 | lead byte, -1 when made with its set
     _leads: memoryview  # a flat view of it
     _chains: Utf8Chains
@@ -171,7 +171,7 @@ class CharacterStates:
 
     def _set(self, d: int) -> tuple[int, ...]:
         """The NFA state set of ``d``, made now for a state inside a character (`_insides`)."""
-        s = self._sets[d]
+        s = self._sets.get(d)
         if s is None:
             src, b = divmod(self._leads[d], 256)
             # a source set is mostly states that read ASCII only (a key's declared names beside

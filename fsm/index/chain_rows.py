@@ -139,7 +139,7 @@ class ChainRow(LazyRow):
     and the tokens walked apart (``x_tok``, sorted; EOS among them when the state accepts). Its
     packed mask is the table's with their bits set; the merged arrays are made only if read."""
 
-    __slots__ = ("_dense", "has_text", "packed", "r", "shared", "states", "table", "x_end", "x_tok")
+    __slots__ = ("_dense", "has_text", "packed", "r", "states", "table", "x_end", "x_tok")
 
     def __init__(
         self, table: ChainTable, r: int, states: np.ndarray, x_tok: np.ndarray, x_end: np.ndarray, text: bool
@@ -151,7 +151,6 @@ class ChainRow(LazyRow):
         set_bits(x_tok, words)
         self.packed = words.view(np.int32)
         self.packed.setflags(write=False)
-        self.shared = None
         self._dense: tuple[np.ndarray, np.ndarray] | None = None
 
     def _merged(self) -> tuple[np.ndarray, np.ndarray]:

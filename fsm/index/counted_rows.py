@@ -178,7 +178,6 @@ class KeptRow(LazyRow):
         "has_text",
         "kept",
         "packed",
-        "shared",
     )
 
     def __init__(
@@ -202,7 +201,6 @@ class KeptRow(LazyRow):
         self.packed = words.view(np.int32)
         self.packed.setflags(write=False)
         self.has_text = len(x_tok) > 0 or (len(kept.tokens) > 0 and int(kept.need.min()) <= anchor.room)
-        self.shared = None
         self._made: dict[int, int] = {}  # form index -> its state in this block
         self._arrays: tuple[np.ndarray, np.ndarray] | None = None
 

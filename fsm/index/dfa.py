@@ -127,10 +127,11 @@ class DfaIndex(RowIndex):
         """Drop transitions into states from which no token sequence reaches acceptance."""
         n = self.dfa.n_states
         alive = np.ones(n, dtype=bool)
+        rows = self.computed_rows()
         while True:
             deadline.check(f"index {self.fingerprint[:40]}: token-level pruning")
             changed = False
-            for s, r in self._rows.items():
+            for s, r in rows.items():
                 if not alive[s]:
                     continue
                 ok = (r.next_states == FINISHED) | alive[np.maximum(r.next_states, 0)]
@@ -144,11 +145,12 @@ class DfaIndex(RowIndex):
                 "no sequence of this vocabulary's tokens can produce a string the spec accepts "
                 "(the spec needs bytes that are not tokens)"
             )
-        for s, r in list(self._rows.items()):
+        for s, r in rows.items():
             ok = (r.next_states == FINISHED) | alive[np.maximum(r.next_states, 0)]
             if not ok.all():
                 tok, end = r.tokens[ok], r.next_states[ok]
-                self._rows[s] = Row(tok.copy(), end.copy(), bool((end != FINISHED).any()))
+                self._masks.pop(s, None)
+                self._store(s, Row(tok.copy(), end.copy(), bool((end != FINISHED).any())))
 
     @property
     def trie(self) -> TokenTrie:

@@ -36,7 +36,7 @@ class MovedRow(LazyRow):
     by stepping its bytes from this row's state, -1 if rejected), the latter for the tokens
     ``leaving`` marks."""
 
-    __slots__ = ("_arrays", "base", "has_text", "leaving", "moved", "packed", "shared", "stepped")
+    __slots__ = ("_arrays", "base", "has_text", "leaving", "moved", "packed", "stepped")
 
     HELD_BYTES = 800  # the row, its two closures and their cells (what a budget counts per row)
 
@@ -50,7 +50,6 @@ class MovedRow(LazyRow):
     ):
         self.base, self.packed, self.moved, self.stepped, self.leaving = base, packed, moved, stepped, leaving
         self.has_text = base.has_text
-        self.shared = None
         self._arrays: tuple[np.ndarray, np.ndarray] | None = None
 
     def next_state(self, token_id: int) -> int | None:

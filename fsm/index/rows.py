@@ -14,7 +14,6 @@ from __future__ import annotations
 import threading
 from abc import ABC, abstractmethod
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
@@ -34,15 +33,22 @@ _SMALL_ROW = 64  # rows of at most this many tokens are sorted by insertion, in 
 _WHOLE_KEY = 256  # rows of at most this many tokens are shared by their whole token list as key
 
 
-@dataclass(eq=False)
 class Row:
-    """One state's allowed tokens (sorted, EOS included when accepting) and the state each leads to."""
+    """One state's allowed tokens (sorted, EOS included when accepting) and the state each leads to.
 
-    tokens: np.ndarray  # int32, sorted
-    next_states: np.ndarray  # int32, FINISHED for EOS
-    has_text: bool  # any non-EOS token
-    packed: np.ndarray | None = None  # the packed bitmask of ``tokens``, once a matcher asked for it
-    shared: list | None = None  # the packed mask's slot shared by every row of these tokens, if any
+    ``packed``: the tokens' packed bitmask when known. A `RowIndex` keeps a plain row's arrays as a
+    tuple (`RowIndex._store`) and its mask apart, and makes a `Row` of them when asked.
+    """
+
+    __slots__ = ("has_text", "next_states", "packed", "tokens")
+
+    def __init__(
+        self, tokens: np.ndarray, next_states: np.ndarray, has_text: bool, packed: np.ndarray | None = None
+    ):
+        self.tokens = tokens  # int32, sorted
+        self.next_states = next_states  # int32, FINISHED for EOS
+        self.has_text = has_text  # any non-EOS token
+        self.packed = packed
 
     @property
     def nbytes(self) -> int:
@@ -98,12 +104,17 @@ class RowIndex(ABC):
         self.eos_ids = np.array(vocab.eos_token_ids, dtype=np.int32)
         self.eos_set = frozenset(vocab.eos_token_ids)
         self.eos_bitmask = frozen_bitmask(vocab.eos_token_ids, vocab.size)
-        self._rows: dict[int, Row] = {}
+        # A plain row is kept as the tuple of its arrays, its mask in ``_masks``: tuples of arrays and
+        # dicts of them drop out of the garbage collector's view, a row object would not. Rows
+        # were two thirds of what a server's full collections walked (~50 ms each at 200 schemas).
+        self._rows: dict[int, tuple | Row] = {}
+        self._masks: dict[int, np.ndarray] = {}  # state -> its packed mask, once asked or known
         # Many states allow the same token set (e.g. the inside of every free JSON string): rows
-        # with equal tokens share one array and one packed mask (the list holds the mask once packed).
-        # Keyed by a sample of the tokens, equal arrays found by comparing: hashing a whole row's
-        # bytes cost 60 µs on a 49k-token row, twice per new state.
-        self._shared: dict[tuple[int, bytes], list[tuple[np.ndarray, list]]] = {}
+        # with equal tokens share one array and one packed mask (``_packs``: by the array's id, the
+        # array held with it). Keyed by a sample of the tokens, equal arrays found by comparing:
+        # hashing a whole row's bytes cost 60 µs on a 49k-token row, twice per new state.
+        self._shared: dict[bytes | tuple[int, bytes], tuple[np.ndarray, ...]] = {}
+        self._packs: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._lock = threading.RLock()
         self._single: dict[int, int] = {}
         self._steps = None  # each state's uniform step, found by the row walks (`steps.Steps`)
@@ -124,9 +135,13 @@ class RowIndex(ABC):
     def row(self, state: int) -> Row:
         """The row of ``state``, computed on first use (within ``limits.max_seconds``)."""
         r = self._rows.get(state)
+        if r.__class__ is tuple:
+            return Row(*r, self._masks.get(state))
         if r is None:
             with self._lock:
                 r = self._rows.get(state)
+                if r.__class__ is tuple:
+                    return Row(*r, self._masks.get(state))
                 if r is None:
                     # built or loaded once per vocabulary / process: not this row's time
                     k = kernels()
@@ -141,8 +156,26 @@ class RowIndex(ABC):
                         if not self.name:
                             raise
                         raise exc.named(self.name) from None
-                    self._rows[state] = r
+                    self._store(state, r)
         return r
+
+    def _store(self, state: int, r: Row) -> None:
+        """Keep ``state``'s row: a plain `Row` as a tuple of its arrays and its mask apart."""
+        if r.__class__ is Row:
+            if r.packed is not None:
+                self._masks[state] = r.packed
+            self._rows[state] = (r.tokens, r.next_states, r.has_text)
+        else:
+            self._rows[state] = r
+
+    def next_state(self, state: int, token_id: int) -> int | None:
+        """The state ``token_id`` leads to from ``state``, or None when it is not allowed (no row
+        object made for a plain row)."""
+        r = self._rows.get(state)
+        if r.__class__ is tuple:
+            i = find_token(r[0], token_id)
+            return None if i < 0 else int(r[1][i])
+        return self.row(state).next_state(token_id)
 
     def _shaped_row(self, state: int, deadline: Deadline) -> Row | None:
         """``state``'s row from a string body's shape (`fsm.index.body_rows`), or None: walk it."""
@@ -215,16 +248,15 @@ class RowIndex(ABC):
         else:
             order = np.argsort(tok, kind="stable")
             tok, end = tok[order].astype(np.int32), end[order].astype(np.int32)
-        tok, slot = self._share(tok)
-        if pack and slot[0] is None:
+        tok = self._share(tok)
+        known = self._packs.get(id(tok))
+        if known is not None:
+            packed = known[1]
+        elif pack or packed is not None:
             # (the sibling rows of a key's prefixes hold the same tokens, only their ends differ:
             # the first one's mask serves them all; packing each cost ~50 µs of ~600)
-            packed = kernels().pack_tokens(tok, self.vocabulary.size)
-        if packed is not None and slot[0] is None:
-            packed.setflags(write=False)
-            slot[0] = packed
-            self._nbytes += packed.nbytes
-        row = Row(tok, end, has_text, slot[0], slot)
+            packed = self._pack(tok, packed)
+        row = Row(tok, end, has_text, packed)
         self._charge(end.nbytes)
         return row
 
@@ -238,34 +270,39 @@ class RowIndex(ABC):
                 limit=self.limits.max_index_bytes,
             )
 
-    def _share(self, tok: np.ndarray) -> tuple[np.ndarray, list]:
-        """The array of an earlier row with the same tokens (else ``tok``) and its packed-mask slot."""
+    def _share(self, tok: np.ndarray) -> np.ndarray:
+        """The array of an earlier row with the same tokens, else ``tok``."""
         small = len(tok) <= _WHOLE_KEY
         # a small row's key is its tokens themselves: found by the hash, no comparison
         key = tok.tobytes() if small else (len(tok), tok[:: len(tok) // 64].tobytes())
-        bucket = self._shared.setdefault(key, [])
-        for arr, slot in bucket:
+        bucket = self._shared.get(key, ())
+        for arr in bucket:
             if small or np.array_equal(arr, tok):
-                return arr, slot
-        slot = [None]
-        bucket.append((tok, slot))
+                return arr
+        self._shared[key] = (*bucket, tok)
         self._nbytes += tok.nbytes
-        return tok, slot
+        return tok
+
+    def _pack(self, tok: np.ndarray, packed: np.ndarray | None = None) -> np.ndarray:
+        """The packed mask of ``tok`` (``packed`` when made already), kept for every row of that array."""
+        if packed is None:
+            packed = kernels().pack_tokens(tok, self.vocabulary.size)  # numpy's: ~4x the time
+        packed.setflags(write=False)
+        self._packs[id(tok)] = (tok, packed)  # the array held: its id is not reused
+        self._nbytes += packed.nbytes
+        return packed
 
     def bitmask(self, state: int) -> np.ndarray:
         """Packed allowed-token bitmask of ``state`` (ceil(V/32) int32 words), cached."""
-        r = self.row(state)
-        bm = r.packed
+        bm = self._masks.get(state)
         if bm is None:
-            with self._lock:
-                bm = r.shared[0] if r.shared is not None else None
-                if bm is None:
-                    bm = kernels().pack_tokens(r.tokens, self.vocabulary.size)  # numpy's: ~4x the time
-                    bm.setflags(write=False)
-                    if r.shared is not None:
-                        r.shared[0] = bm
-                    self._nbytes += bm.nbytes
-                r.packed = bm
+            r = self.row(state)
+            bm = r.packed
+            if bm is None:
+                with self._lock:
+                    known = self._packs.get(id(r.tokens))
+                    bm = known[1] if known is not None else self._pack(r.tokens)
+            self._masks[state] = bm
         return bm
 
     def fill_rows(self, states: np.ndarray, deadline: Deadline | None = None) -> None:
@@ -282,7 +319,7 @@ class RowIndex(ABC):
                 bounds = np.searchsorted(src, np.arange(len(chunk) + 1))
                 for i, s in enumerate(chunk.tolist()):
                     a, b = bounds[i], bounds[i + 1]
-                    self._rows[s] = self._make_row(s, tok[a:b], end[a:b])
+                    self._store(s, self._make_row(s, tok[a:b], end[a:b]))
                 deadline.check(f"building index {self.fingerprint[:40]}")
 
     def missing_rows(self) -> np.ndarray:
@@ -292,12 +329,13 @@ class RowIndex(ABC):
     def computed_rows(self) -> dict[int, Row]:
         """A snapshot of the rows computed so far (what the disk cache saves)."""
         with self._lock:
-            return dict(self._rows)
+            return {s: self.row(s) for s in list(self._rows)}
 
     def restore_rows(self, rows: dict[int, Row]) -> None:
         """Install rows computed earlier for this automaton and vocabulary (from the disk cache)."""
         with self._lock:
-            self._rows.update(rows)
+            for s, r in rows.items():
+                self._store(s, r)
 
     # -- automaton helpers used by matchers ---------------------------------------------------
     def single_byte(self, state: int) -> int:
@@ -351,7 +389,7 @@ class RowMatcher(Matcher):
         return self._index.bitmask(self._state)
 
     def _next_state(self, token_id: int) -> int:
-        nxt = self._index.row(self._state).next_state(token_id)
+        nxt = self._index.next_state(self._state, token_id)
         if nxt is None:
             raise TokenRejected(token_id)
         return nxt

@@ -56,7 +56,6 @@ class ShapedRow(LazyRow):
         "names",
         "packed",
         "shape",
-        "shared",
         "x_end",
         "x_tok",
     )
@@ -79,7 +78,6 @@ class ShapedRow(LazyRow):
         set_bits(x_tok, words)
         self.packed = words.view(np.int32)
         self.packed.setflags(write=False)
-        self.shared = None
         self._dense: tuple[np.ndarray, np.ndarray] | None = None
         self._leaving: dict[int, int] | None = None
 
