@@ -54,12 +54,12 @@ class ClassCuts:
         self.cuts = cuts  # cuts[b]: a class begins at byte b (b = 256: past the last)
         self.byte_class = (np.cumsum(cuts[:256]) - 1).astype(np.int32)
         self.n_classes = int(self.byte_class[-1]) + 1
-        # as lists: `write_row` reads them once per edge of every expansion, and a numpy scalar read
-        # costs several times a list's
-        self._cut_list = cuts.tolist()
-        self._class_list = self.byte_class.tolist()
+        # as tuples: `write_row` reads them once per edge of every expansion, and a numpy scalar read
+        # costs several times a tuple's (a list's as much, but walked by every full collection)
+        self._cut_list = tuple(cuts.tolist())
+        self._class_list = tuple(self.byte_class.tolist())
         # per byte: its class when that class is the byte alone, else -1 (a literal's one cell)
-        self.single = np.where(cuts[:256] & cuts[1:], self.byte_class, -1).tolist()
+        self.single = tuple(np.where(cuts[:256] & cuts[1:], self.byte_class, -1).tolist())
 
     @classmethod
     def of_edges(cls, trans, counters=None, ranges: set[tuple[int, int]] | None = None) -> ClassCuts:

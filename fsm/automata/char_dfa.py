@@ -431,6 +431,8 @@ class CharDFAMemo:
     def put(self, node, dfa: CharDFA | None) -> None:
         if dfa is not None and len(dfa) > self.max_states:
             return
+        if isinstance(dfa, CharDFA):  # finished: tuples, out of the garbage collector's view (`state_rows`)
+            dfa.edges, dfa.accepting = tuple(map(tuple, dfa.edges)), tuple(dfa.accepting)
         try:
             with self._lock:
                 self._items[node] = dfa

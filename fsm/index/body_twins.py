@@ -31,6 +31,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from contextlib import nullcontext
+from functools import partial
 
 import numpy as np
 
@@ -127,9 +128,11 @@ def body_or_twin(
     shape, paths = twin
     states = np.full(len(shape), -1, np.int64)
     states[0] = state
+    # a partial, not a closure: one object a row for the garbage collector to walk, not seven
+    return states, shape, partial(_walked, dfa, state, paths, lock)
 
-    def name(x: int) -> int:
-        with lock if lock is not None else nullcontext():
-            return dfa.walk(state, paths[x])
 
-    return states, shape, name
+def _walked(dfa: ByteDFA, state: int, paths, lock, x: int) -> int:
+    """The state of a twin's body state ``x``: its path walked from ``state``."""
+    with lock if lock is not None else nullcontext():
+        return dfa.walk(state, paths[x])

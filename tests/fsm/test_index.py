@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -148,3 +150,51 @@ def test_index_memory_budget(vocab):
             fsm.Regex(r"[^\n]{0,40}"), vocab, limits=fsm.Limits(max_index_bytes=100_000), cache=False
         ).build_all()
     assert info.value.budget == "max_index_bytes"
+
+
+def _tracked() -> int:
+    """Objects the garbage collector tracks, after a collection."""
+    gc.collect()
+    return len(gc.get_objects())
+
+
+@pytest.mark.parametrize(
+    "spec, instance",
+    [
+        (fsm.Regex("(" + "|".join(f"{i:03d}-{i * 7919 % 1000:03d}" for i in range(600)) + ")"), None),
+        (
+            fsm.JsonSchema(
+                {
+                    "type": "object",
+                    "properties": {
+                        f"field_{i}": {"enum": [f"v{i}_{j}" for j in range(8)]} for i in range(40)
+                    },
+                    "required": [f"field_{i}" for i in range(40)],
+                    "additionalProperties": False,
+                }
+            ),
+            "{" + ",".join(f'"field_{i}":"v{i}_{i % 8}"' for i in range(40)) + "}",
+        ),
+    ],
+    ids=["regex-build-all", "json-walk"],
+)
+def test_rows_stay_out_of_the_garbage_collectors_view(vocab, tokenizer, spec, instance):
+    """A served process keeps the rows of every index it caches, and every object the garbage
+    collector tracks is walked by each full collection for the process's life (a row object and
+    its mask slot per row: most of what those collections walked). An index's rows and its lazy
+    automaton's tables are tuples and dicts of arrays: the tracked objects do not grow with them."""
+    fsm.warm_up(vocab, freeze_gc=False)  # the process's first request builds shared tables
+    index = fsm.compile(spec, vocab, cache=False)  # the schema's own objects: not counted
+    before = _tracked()
+    if instance is None:
+        index.build_all()
+    else:
+        m = index.matcher()
+        words = np.zeros((vocab.size + 31) // 32, dtype=np.int32)
+        for t in tokenizer.encode(instance, add_special_tokens=False):
+            m.fill_bitmask(words)
+            m.advance(t)
+        del m
+    grown = _tracked() - before
+    assert index.n_rows >= 40
+    assert grown < index.n_rows / 4, (grown, index.n_rows)
