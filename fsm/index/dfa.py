@@ -149,7 +149,6 @@ class DfaIndex(RowIndex):
             ok = (r.next_states == FINISHED) | alive[np.maximum(r.next_states, 0)]
             if not ok.all():
                 tok, end = r.tokens[ok], r.next_states[ok]
-                self._masks.pop(s, None)
                 self._store(s, Row(tok.copy(), end.copy(), bool((end != FINISHED).any())))
 
     @property

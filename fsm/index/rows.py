@@ -135,13 +135,9 @@ class RowIndex(ABC):
     def row(self, state: int) -> Row:
         """The row of ``state``, computed on first use (within ``limits.max_seconds``)."""
         r = self._rows.get(state)
-        if r.__class__ is tuple:
-            return Row(*r, self._masks.get(state))
         if r is None:
             with self._lock:
                 r = self._rows.get(state)
-                if r.__class__ is tuple:
-                    return Row(*r, self._masks.get(state))
                 if r is None:
                     # built or loaded once per vocabulary / process: not this row's time
                     k = kernels()
@@ -157,10 +153,13 @@ class RowIndex(ABC):
                             raise
                         raise exc.named(self.name) from None
                     self._store(state, r)
-        return r
+                    return r
+        return Row(*r, self._masks.get(state)) if r.__class__ is tuple else r
 
     def _store(self, state: int, r: Row) -> None:
-        """Keep ``state``'s row: a plain `Row` as a tuple of its arrays and its mask apart."""
+        """Keep ``state``'s row (replacing any earlier one and its mask): a plain `Row` as a tuple of
+        its arrays and its mask apart."""
+        self._masks.pop(state, None)
         if r.__class__ is Row:
             if r.packed is not None:
                 self._masks[state] = r.packed
@@ -249,13 +248,10 @@ class RowIndex(ABC):
             order = np.argsort(tok, kind="stable")
             tok, end = tok[order].astype(np.int32), end[order].astype(np.int32)
         tok = self._share(tok)
-        known = self._packs.get(id(tok))
-        if known is not None:
-            packed = known[1]
-        elif pack or packed is not None:
+        if pack or packed is not None or id(tok) in self._packs:
             # (the sibling rows of a key's prefixes hold the same tokens, only their ends differ:
             # the first one's mask serves them all; packing each cost ~50 µs of ~600)
-            packed = self._pack(tok, packed)
+            packed = self._mask_of(tok, packed)
         row = Row(tok, end, has_text, packed)
         self._charge(end.nbytes)
         return row
@@ -283,8 +279,12 @@ class RowIndex(ABC):
         self._nbytes += tok.nbytes
         return tok
 
-    def _pack(self, tok: np.ndarray, packed: np.ndarray | None = None) -> np.ndarray:
-        """The packed mask of ``tok`` (``packed`` when made already), kept for every row of that array."""
+    def _mask_of(self, tok: np.ndarray, packed: np.ndarray | None = None) -> np.ndarray:
+        """The packed mask of token array ``tok``: the one kept for that array, else ``packed`` (when
+        made already) or a new one, kept for every row of that array."""
+        known = self._packs.get(id(tok))
+        if known is not None:
+            return known[1]
         if packed is None:
             packed = kernels().pack_tokens(tok, self.vocabulary.size)  # numpy's: ~4x the time
         packed.setflags(write=False)
@@ -300,8 +300,7 @@ class RowIndex(ABC):
             bm = r.packed
             if bm is None:
                 with self._lock:
-                    known = self._packs.get(id(r.tokens))
-                    bm = known[1] if known is not None else self._pack(r.tokens)
+                    bm = self._mask_of(r.tokens)
             self._masks[state] = bm
         return bm
 
