@@ -102,9 +102,13 @@ class _Ours:
         fsm.warm_up(self.vocab)
         self.words = np.zeros((self.vocab.size + 31) // 32, dtype=np.int32)
 
-    def compile(self, kind, spec):
+    def index(self, kind, spec):
+        """The compiled index of ``spec`` (`compile` takes its matcher)."""
         s = self.fsm.Regex(spec) if kind == "regex" else self.fsm.JsonSchema(spec)
-        return self.fsm.compile(s, self.vocab, limits=self.fsm.Limits(max_seconds=20)).matcher()
+        return self.fsm.compile(s, self.vocab, limits=self.fsm.Limits(max_seconds=20))
+
+    def compile(self, kind, spec):
+        return self.index(kind, spec).matcher()
 
     def start(self, kind, spec):
         m = self.compile(kind, spec)

@@ -19,6 +19,7 @@ request weighs alike, as in the geo-mean ratios of `bench_cold.py`), then shares
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
 import sys
@@ -38,7 +39,6 @@ class Timers:
         self.time: dict[str, float] = defaultdict(float)
         self.calls: dict[str, int] = defaultdict(int)
         self._inside: set[str] = set()
-        self.marks: dict[str, float] = {}
 
     def wrap(self, owner, name: str, part: str, within: str | None = None) -> None:
         """Time ``owner.name`` (a module's function or a class's method) under ``part``, only
@@ -59,22 +59,14 @@ class Timers:
 
         setattr(owner, name, timed)
 
+    @contextlib.contextmanager
     def scope(self, part: str):
         """Mark a block as ``part`` (for `wrap`'s ``within``); its time is not kept."""
-        timers = self
-
-        class _Scope:
-            def __enter__(self):
-                timers._inside.add(part)
-
-            def __exit__(self, *exc):
-                timers._inside.discard(part)
-
-        return _Scope()
-
-    def take_part(self, part: str) -> None:
-        """Mark ``part``'s time so far (`marks`): what a later block adds is the difference."""
-        self.marks[part] = self.time.get(part, 0.0)
+        self._inside.add(part)
+        try:
+            yield
+        finally:
+            self._inside.discard(part)
 
     def take(self) -> tuple[dict[str, float], dict[str, int]]:
         """The times and call counts since the last take, reset."""
@@ -93,7 +85,6 @@ def main(argv=None) -> None:
     import bench_cold as bc
     from vocabs import load_tokenizer
 
-    import fsm
     import fsm.index.trie_kernel as trie_kernel
     from fsm.automata import LazyByteDFA
 
@@ -108,11 +99,9 @@ def main(argv=None) -> None:
     rows = []
     kinds: dict[str, list[float]] = defaultdict(lambda: [0, 0.0, 0.0, 0.0])  # n, mask, expand, walk
 
-    def mask(index, m) -> float:
-        """One mask's time; a mask that made its row counts under the row's kind too."""
-        before = index.n_rows
-        timers.take_part("expand")
-        timers.take_part("walk")
+    def mask(index, m, made: list) -> float:
+        """One mask's time; a mask that made its row adds (kind, mask, expansions, walks) to ``made``."""
+        before, e0, w0 = index.n_rows, timers.time["expand"], timers.time["walk"]
         with timers.scope("fill"):
             t1 = time.perf_counter()
             engine.fill(m)
@@ -122,30 +111,31 @@ def main(argv=None) -> None:
             kind = type(row).__name__
             if kind == "Row":  # a plain row: narrow, or walked (or cut) over most of the vocabulary
                 kind = "Row, wide" if len(row.tokens) > index.vocabulary.size // 8 else "Row, narrow"
-            k = kinds[kind]
-            k[0] += 1
-            k[1] += dt
-            k[2] += timers.time.get("expand", 0.0) - timers.marks["expand"]
-            k[3] += timers.time.get("walk", 0.0) - timers.marks["walk"]
+            made.append((kind, dt, timers.time["expand"] - e0, timers.time["walk"] - w0))
         return dt
 
-    for name, _kind, spec, text in bc.jsb_set(bc.CORPUS, args.n):
+    for name, kind, spec, text in bc.jsb_set(bc.CORPUS, args.n):
         ids = tok.encode(text, add_special_tokens=False)
         timers.take()
         fill = advance = 0.0
+        made: list[tuple] = []
         t0 = time.perf_counter()
         try:
-            index = fsm.compile(fsm.JsonSchema(spec), engine.vocab, limits=fsm.Limits(max_seconds=20))
-            m = index.matcher()  # as bench_cold's ours: `_Ours.compile`
+            m = (index := engine.index(kind, spec)).matcher()  # as bench_cold's ours: `_Ours.compile`
             compiled = time.perf_counter() - t0
-            fill += mask(index, m)
+            fill += mask(index, m, made)
             for t in ids:
                 t1 = time.perf_counter()
                 engine.advance(m, t)
                 advance += time.perf_counter() - t1
-                fill += mask(index, m)
+                fill += mask(index, m, made)
         except Exception:
             continue  # refused or its instance rejected: left out, as bench_cold's ratios do
+        for row_kind, *times in made:  # the requests walked to the end only, as the shares
+            k = kinds[row_kind]
+            k[0] += 1
+            for i, x in enumerate(times, 1):
+                k[i] += x
         total = compiled + fill + advance  # (not the wall time: this script's bookkeeping is left out)
         spent, calls = timers.take()
         # expansions and walks are timed inside masks only: a compile's own count as compile
