@@ -219,7 +219,7 @@ def check_matcher_contract(index: Index, tokens: Sequence[int]) -> None:
 
 def walked_index(index: LazyDfaIndex) -> LazyDfaIndex:
     """An index over ``index``'s automaton whose every row is walked (no shifted, shaped, kept,
-    sibling or literal row): what `check_same_row` compares the others with.
+    sibling, literal or narrow row): what `check_same_row` compares the others with.
 
     >>> from fsm import Vocabulary
     >>> from fsm.automata import LazyByteDFA, lit, node_nfa
@@ -237,6 +237,7 @@ def walked_index(index: LazyDfaIndex) -> LazyDfaIndex:
         shared_blocks=False,
         sibling_rows=False,
         literal_rows=False,
+        narrow_rows=False,
     )
 
 

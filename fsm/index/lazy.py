@@ -45,6 +45,7 @@ class LazyDfaIndex(RowIndex):
         sibling_rows: bool = True,
         literal_rows: bool = True,
         chain_rows: bool = True,
+        narrow_rows: bool = True,
         name: str = "",
     ):
         """``shift_rows``: derive the rows of counter states from an earlier count's (exact, see
@@ -53,8 +54,9 @@ class LazyDfaIndex(RowIndex):
         another block's (`fsm.index.counted_rows`, with ``shift_rows``); ``sibling_rows``: make a
         wide row from its anchor's (`fsm.index.sibling_rows`); ``literal_rows``: follow a literal
         state's one byte down the trie (`fsm.index.literal_rows`); ``chain_rows``: cut a fixed-length
-        run's rows from its class's table (`fsm.index.chain_rows`); False walks every row (what
-        tests compare the others with). ``name``: what a budget overrun while a row is made names
+        run's rows from its class's table (`fsm.index.chain_rows`); ``narrow_rows``: walk a row
+        that turns out narrow with nothing else tried (`fsm.index.narrow_rows`); False walks every
+        row (what tests compare the others with). ``name``: what a budget overrun while a row is made names
         (`RowIndex`)."""
         self.lazy = lazy
         self.shift_rows = shift_rows
@@ -63,6 +65,7 @@ class LazyDfaIndex(RowIndex):
         self.sibling_rows = sibling_rows
         self.literal_rows = literal_rows
         self.chain_rows = chain_rows
+        self.narrow_rows = narrow_rows
         self.n_chain = 0  # rows cut from a chain table so far
         self.n_sibling = 0  # rows made from their anchor's so far
         self._anchor_row = False  # an anchor's row is being made: walked, never from its own anchor
@@ -158,8 +161,16 @@ class LazyDfaIndex(RowIndex):
         return self._literal_row(state, deadline) or self._sibling_row(state, deadline)
 
     def _walked_row(self, state: int, deadline: Deadline):
-        """`_row_arrays`' row, or a chain row where the walk would have found a chain to emit (the
-        chain found once: `_chain_row`'s is handed to the walk)."""
+        """`narrow_rows.narrow_row`'s row; else `_row_arrays`', or a chain row where the walk would
+        have found a chain to emit (the chain found once: `_chain_row`'s is handed to the walk)."""
+        if self.narrow_rows and not self.lazy.has_guards:
+            # a guarded state's row defers nodes (`fsm.index.guarded`): walked
+            with self.lazy.within(deadline):
+                got = kernels().narrow_row(
+                    self.dfa, state, kernels().vocabulary_preorder(self.vocabulary), self.lazy, deadline
+                )
+            if got is not None:
+                return self._make_row(state, *got)
         got = self._unwalked_row(state, deadline)
         if got is None:
             row, chain = self._chain_row(state, deadline)

@@ -35,6 +35,7 @@ from ..automata import ByteDFA, LazyByteDFA, cls, node_nfa, rep
 from ..limits import Deadline
 from ..vocabulary import TokenTrie, Vocabulary
 from .contract import OnDemand
+from .narrow_rows import narrow_row
 from .preorder import PreorderTrie, preorder
 from .row_sort import merge_renamed, replaced_row, small_sorted_row
 from .steps import Steps, _chain_to_expand, label_chain
@@ -368,6 +369,7 @@ def warm_kernel() -> None:
         tok, end = walk_row(dfa, 0, preorder(trie), labels_are_classes=labels_are_classes)
     lazy = LazyByteDFA(*node_nfa(rep(cls((0x61, 0x61), (0xE9, 0xE9)), 0, 3)))  # an on-demand DFA
     walk_row(lazy.as_byte_dfa(), lazy.initial, preorder(v.trie), on_demand=lazy)
+    narrow_row(lazy.as_byte_dfa(), lazy.initial, preorder(v.trie), lazy, None)
     small_sorted_row(tok, end)
     merge_renamed(tok, np.zeros(len(tok), np.int16), end[:1], tok[:0], end[:0])  # a shape's ends
     dense = np.full(v.size, -3, np.int32)  # a sibling row (`fsm.index.sibling_rows`)

@@ -17,7 +17,9 @@ def test_literal_rows_equal_walked_rows(vocab, tokenizer):
     for _name, index, states in visited_row_states(list(schema_instances())[:120], vocab, tokenizer):
         if not isinstance(index, LazyDfaIndex):
             continue
-        fresh = LazyDfaIndex(index.lazy, vocab, limits=index.limits, sibling_rows=False, shaped_rows=False)
+        fresh = LazyDfaIndex(
+            index.lazy, vocab, limits=index.limits, sibling_rows=False, shaped_rows=False, narrow_rows=False
+        )
         walked = walked_index(index)
         trie = kernels().vocabulary_preorder(vocab)
         for q in states:
