@@ -40,6 +40,7 @@ from ..vocabulary import Vocabulary
 from .body_shapes import EXIT, BodyShapes
 from .body_twins import body_or_twin
 from .contract import OnDemand
+from .narrow_rows import narrow_below
 from .preorder import PreorderTrie
 from .row_sort import leaving_pairs
 from .shaped_row import ShapedRow
@@ -345,9 +346,12 @@ def shaped_row(
     key = (exit_state.tobytes(), got.exit_node.tobytes())
     below = below_memo.get(key) if below_memo is not None else None
     if below is None:  # a string's first state and its loop leave by the same exits: walked once
-        below = walk_below(
-            dfa, (exit_state, got.exit_node), trie, on_demand=on_demand, deadline=deadline, steps=steps
-        )
+        # most exits lead to a few tokens (a quote, then a comma or a brace): walked lean
+        below = narrow_below(dfa, (exit_state, got.exit_node), trie, on_demand, deadline)
+        if below is None:
+            below = walk_below(
+                dfa, (exit_state, got.exit_node), trie, on_demand=on_demand, deadline=deadline, steps=steps
+            )
         if below_memo is not None:
             below_memo[key] = below
             while len(below_memo) > _BELOW_KEPT:

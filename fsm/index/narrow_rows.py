@@ -116,14 +116,26 @@ def narrow_row(
     """(tokens, end states) of ``state`` — `trie_kernel.walk_row`'s pairs, unsorted — when its row
     is narrow, else None (given up: see the module). ``on_demand``: the automaton when it expands
     on first read (``dfa`` its view); the states a round meets are expanded before the next."""
-    if on_demand is not None:
-        on_demand.ensure(int(state))
+    return narrow_below(dfa, (np.array([state], np.int64), np.zeros(1, np.int64)), trie, on_demand, deadline)
+
+
+def narrow_below(
+    dfa: ByteDFA,
+    starts: tuple[np.ndarray, np.ndarray],
+    trie: PreorderTrie,
+    on_demand: OnDemand | None,
+    deadline: Deadline | None,
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """`trie_kernel.walk_below`'s pairs (below trie nodes ``starts[1]`` from states ``starts[0]``,
+    the tokens at those nodes left to the caller) when they are few, else None (given up)."""
+    starts_s = np.ascontiguousarray(starts[0], np.int64)
+    starts_n = np.ascontiguousarray(starts[1], np.int64)
+    if on_demand is not None and len(starts_s):
+        on_demand.ensure(int(starts_s[0]) if len(starts_s) == 1 else starts_s)
     out_tok = np.empty(MAX_TOKENS, np.int32)
     out_end = np.empty(MAX_TOKENS, np.int32)
     pend_s = np.empty(MAX_PENDING, np.int64)
     pend_n = np.empty(MAX_PENDING, np.int64)
-    starts_s = np.array([state], np.int64)
-    starts_n = np.zeros(1, np.int64)
     n_out = visited = 0
     while True:
         tbl, rows, bc, _, flags = walk_view(dfa, on_demand, False)
