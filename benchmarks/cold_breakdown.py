@@ -7,7 +7,7 @@ of a server done first and untimed), each request as there: compile, first mask,
 and a mask per token of a valid instance. Around it, in this process only, three entry points are
 timed: the compile (the spec, `fsm.compile` and a matcher: the automaton, no row) and, inside
 masks, `LazyByteDFA.expand` (one state's transition row made on demand) and the compiled trie
-walk (`walk_subtrees`), outermost calls. What
+walks (`walk_subtrees`, and `narrow_walk` of a narrow row), outermost calls. What
 is left of the masks' time is **glue**: choosing how to make a row, numpy around the kernels,
 sorting, packing and storing rows. Shares are means over requests of each part's fraction (each
 request weighs alike, as in the geo-mean ratios of `bench_cold.py`), then shares of the total.
@@ -85,6 +85,7 @@ def main(argv=None) -> None:
     import bench_cold as bc
     from vocabs import load_tokenizer
 
+    import fsm.index.narrow_rows as narrow_rows
     import fsm.index.trie_kernel as trie_kernel
     from fsm.automata import LazyByteDFA
 
@@ -95,6 +96,7 @@ def main(argv=None) -> None:
     timers = Timers()
     timers.wrap(LazyByteDFA, "expand", "expand", within="fill")
     timers.wrap(trie_kernel, "walk_subtrees", "walk", within="fill")
+    timers.wrap(narrow_rows, "narrow_walk", "walk", within="fill")
 
     rows = []
     kinds: dict[str, list[float]] = defaultdict(lambda: [0, 0.0, 0.0, 0.0])  # n, mask, expand, walk

@@ -41,7 +41,7 @@ _GAVE_UP = -1
 
 
 @numba.njit(cache=True, nogil=True)
-def _narrow_walk(
+def narrow_walk(
     table,
     rows,
     byte_class,
@@ -139,7 +139,7 @@ def narrow_below(
     n_out = visited = 0
     while True:
         tbl, rows, bc, _, flags = walk_view(dfa, on_demand, False)
-        n_out, n_pend, visited = _narrow_walk(
+        n_out, n_pend, visited = narrow_walk(
             tbl,
             rows,
             bc,
