@@ -31,18 +31,21 @@ True
 
 from __future__ import annotations
 
+import threading
+
 import numba
 import numpy as np
 
-from ..automata import ByteDFA
+from ..automata import ByteDFA, LazyByteDFA, cls, lit, node_nfa, rep, seq
 from ..limits import Deadline
 from ..vocabulary import Vocabulary
 from .body_shapes import EXIT, BodyShapes
 from .body_twins import body_or_twin
 from .contract import OnDemand
+from .literal_rows import literal_row
 from .narrow_rows import narrow_below
-from .preorder import PreorderTrie
-from .row_sort import leaving_pairs
+from .preorder import PreorderTrie, preorder
+from .row_sort import leaving_pairs, pack_tokens
 from .shaped_row import ShapedRow
 from .steps import FEW, Steps, target_counts
 from .trie_kernel import walk_below
@@ -358,3 +361,29 @@ def shaped_row(
                 del below_memo[next(iter(below_memo))]
     x_tok, x_end, text = leaving_pairs((at_tok, at_end), below, eos)
     return ShapedRow(got, states.astype(np.int32), x_tok, x_end, text, name)
+
+
+_warm = threading.Event()
+
+
+def ensure_shapes_compiled() -> None:
+    """Load (or compile) the kernels a string's rows and a literal's run from Python — the body
+    search, a shape's walk, a literal's follow, a mask's packing — once per process, as
+    `trie_kernel.ensure_compiled` does the walk's: a first row pays no compile inside its deadline
+    (seconds each on a fresh install, more on a busy machine: past a 10-s budget once in CI).
+
+    >>> ensure_shapes_compiled()
+    """
+    if _warm.is_set():
+        return
+    singles = [bytes([b]) for b in range(0x20, 0x7F)]
+    v = Vocabulary([*singles, "\u00e9".encode(), b'ab"', None], eos_token_ids=[len(singles) + 2])
+    body = rep(cls((0x20, 0x21), (0x23, 0x10FFFF)), 0, None)
+    lazy = LazyByteDFA(*node_nfa(seq(lit('"'), body, lit('"xy'))))
+    d, trie = lazy.as_byte_dfa(), preorder(v.trie)
+    s = lazy.step(lazy.initial, ord('"'))
+    for _ in range(2):  # a shape's first sighting searches its body, its second walks the shape
+        shaped_row(d, s, trie, lazy, None, None, v, anchor=wide_anchor(d, s, lazy))
+    literal_row(d, lazy.step(lazy.step(s, ord('"')), ord("x")), trie, lazy, None, None)
+    pack_tokens(np.zeros(1, np.int32), v.size)
+    _warm.set()

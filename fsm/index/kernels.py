@@ -27,7 +27,7 @@ def kernels() -> SimpleNamespace:
     global _loaded
     if _loaded is None:
         # lazy: numba must not be loaded by `import fsm` (the module docstring says why)
-        from .body_rows import shaped_row, wide_anchor  # lazy: numba
+        from .body_rows import ensure_shapes_compiled, shaped_row, wide_anchor  # lazy: numba
         from .chain_rows import CHAIN_ROW_MIN, chain_row, chain_table, ensure_chain_compiled  # lazy: numba
         from .literal_rows import literal_row  # lazy: numba
         from .narrow_rows import narrow_row  # lazy: numba
@@ -55,6 +55,7 @@ def kernels() -> SimpleNamespace:
             """Every kernel a row may run loaded once per process (outside a row's deadline)."""
             ensure_walk_compiled()
             ensure_chain_compiled()
+            ensure_shapes_compiled()
 
         _loaded = SimpleNamespace(
             CHAIN_ROW_MIN=CHAIN_ROW_MIN,

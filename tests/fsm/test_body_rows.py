@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import random
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -215,3 +217,20 @@ def test_twin_loops_inside_rule_calls(vocab, tokenizer):
             assert got == want or index.lazy.state_set(got) == index.lazy.state_set(want)
         check_same_row(index, walked, m.state)
     assert twins >= 3
+
+
+def test_the_kernels_a_row_calls_are_loaded_before_its_deadline():
+    """In a fresh process, `ensure_compiled` (run before a row's deadline starts) has compiled or
+    loaded every kernel a narrow, literal or shaped row calls from Python: none is compiled inside
+    a row's budget (seconds each on a fresh install, more on a busy machine)."""
+    code = (
+        "from fsm.index.kernels import kernels\n"
+        "kernels().ensure_compiled()\n"
+        "import fsm.index.body_rows as B, fsm.index.body_shapes as S, fsm.index.literal_rows as L\n"
+        "import fsm.index.narrow_rows as N, fsm.index.row_sort as R, fsm.index.walk_kernel as W\n"
+        "fs = [B._wide_target, B._body, S._shape_walk, L._follow, N.narrow_walk, R.set_bits,\n"
+        "      R._dense_row, R.small_sorted_row, R.replaced_row, W.walk_subtrees]\n"
+        "print([f.__name__ for f in fs if not f.signatures])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr
