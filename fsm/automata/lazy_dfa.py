@@ -28,10 +28,11 @@ from .byte_classes import ClassCuts, edge_ranges
 from .byte_dfa import ByteDFA, equal_rows, merge_equal_states
 from .guard_points import GuardPoints
 from .lazy_views import LazyFlags, LazyTable
+from .literal_runs import LITERAL_RUN, LiteralRuns
 from .ranges import disjoint, pieces
 from .spelling import spelled_to_the_end
 from .state_rows import StateRows
-from .state_sets import _CLOSED_ONE, _ONE_KEY, StateSets
+from .state_sets import _ONE_KEY, StateSets
 from .utf8_chains import LEAD, CharacterStates, Utf8Chains
 
 _WHAT = "the automaton"
@@ -42,10 +43,7 @@ def _leads(t) -> bool:
     return t == LEAD if t.__class__ is int else LEAD in t
 
 
-_LITERAL_RUN = 32  # states of a literal expanded in one call, at most
-
-
-class LazyByteDFA(StateRows, StateSets, GuardPoints, CharacterStates, DeadlineScope):
+class LazyByteDFA(StateRows, StateSets, LiteralRuns, GuardPoints, CharacterStates, DeadlineScope):
     """Subset construction over a byte NFA, one state at a time."""
 
     def __init__(
@@ -108,59 +106,7 @@ class LazyByteDFA(StateRows, StateSets, GuardPoints, CharacterStates, DeadlineSc
         # reads its states one after the other, each a round trip through the index otherwise.
         d = self._expand_row(d)
         if d >= 0:
-            self._literal_run(d, _LITERAL_RUN - 1)
-
-    def _singleton(self, t: int) -> tuple[int, int]:
-        """(the state of the set of NFA state ``t`` alone — a state without epsilon moves —, the
-        bytes to charge for it: none when it was made before)."""
-        one1 = (t,)
-        tgt = self._ids.get(one1)
-        if tgt is not None:
-            return tgt, 0
-        tgt = self._ids[one1] = self._new(one1)
-        if t == self._final:
-            self._accepting[tgt] = True
-        return tgt, _CLOSED_ONE
-
-    def _literal_run(self, d: int, n: int) -> None:
-        """Expand ``d`` and the states after it while each reads one byte to one NFA state (as
-        `_literal_next` found), ``n`` at most: one cell a row, no pieces to cut nor write."""
-        sets, btrans, one, ids, eps, n_real = (
-            self._sets,
-            self._btrans,
-            self._one,
-            self._ids,
-            self._eps,
-            self._n_real,
-        )
-        single, nc, held = self._cuts.single, self.n_classes, 0
-        while d >= 0 and n > 0:
-            ((b, _, t),) = btrans[sets[d][0]]  # derived: `_literal_next` read it
-            tgt = one.get(t)
-            if tgt is None:
-                if 0 <= t < n_real and not eps[t]:
-                    tgt, made = self._singleton(t)
-                    held += made
-                else:
-                    c = self._closure(t)
-                    tgt = ids.get(c)
-                    if tgt is None:
-                        tgt = self._closed(c)
-                one[t] = tgt
-                held += _ONE_KEY
-            c = single[b]
-            if c < 0:
-                raise AssertionError(f"byte {b:#x} shares a byte class of the lazy DFA with others")
-            at = self._new_row(d) * nc + c  # before the cells' view: it may grow the table
-            self._cells[at] = tgt
-            self._done[d] = True
-            self._ticks += 1
-            if not self._ticks & 15:
-                self.budget.deadline.check(_WHAT)
-            d = self._literal_next(tgt)
-            n -= 1
-        if held:
-            self.budget.charge(held, _WHAT)
+            self._literal_run(d, LITERAL_RUN - 1)
 
     def _expand_row(self, d: int) -> int:
         """Expand ``d``; the next state of its literal to expand, else -1."""
@@ -237,33 +183,6 @@ class LazyByteDFA(StateRows, StateSets, GuardPoints, CharacterStates, DeadlineSc
         elif len(out) == 1 and plain and out[0][0] == out[0][1]:
             return self._literal_next(out[0][2])
         return -1
-
-    def _literal_next(self, d: int) -> int:
-        """``d`` when it reads one byte to one state (a literal goes on), else -1."""
-        s = self._sets.get(d)
-        if s is None or len(s) != 1 or self._done[d]:
-            return -1
-        e = self._one_byte_edge(s[0])
-        return d if e is not None and e[2] != LEAD else -1
-
-    def _one_byte_edge(self, q: int) -> tuple[int, int, int] | None:
-        """The edge of NFA state ``q`` when it is a state of the character NFA with one edge of one byte."""
-        if not 0 <= q < self._n_real:
-            return None
-        ev = self._btrans.get(q) or self._byte_edges(q)
-        return ev[0] if len(ev) == 1 and ev[0][0] == ev[0][1] else None
-
-    def reads_one_byte(self, d: int) -> bool:
-        """Whether state ``d`` is one NFA state of the character NFA with one edge of one byte (a
-        literal's character): its row has one live byte, so no wide loop and no shape to look for.
-
-        >>> from fsm.automata import lit, node_nfa
-        >>> lazy = LazyByteDFA(*node_nfa(lit("ab")))
-        >>> lazy.reads_one_byte(lazy.initial)
-        True
-        """
-        s = self._set(d)
-        return len(s) == 1 and self._calls is None and self._one_byte_edge(s[0]) is not None
 
     def loop_ranges(self, d: int, loop: int | None = None) -> tuple[tuple[int, int], ...] | None:
         """The character ranges past ASCII of state ``d``'s NFA states (sorted, repeats kept) when
