@@ -40,6 +40,15 @@ class LiteralRuns:
         _n_real: int
         _final: int
         _calls: object
+        _char_trans: tuple
+        _accepting: object
+        _table: object
+        _row_at: memoryview
+        _n: int
+        _n_rows: int
+        _cap: int
+        _made: int
+        limits: object
         _ticks: int
         _done: memoryview
         _cells: memoryview
@@ -66,22 +75,43 @@ class LiteralRuns:
     def _literal_run(self, d: int, n: int) -> None:
         """Expand ``d`` and the states after it while each reads one byte to one NFA state (as
         `_literal_next` found), ``n`` at most: one cell a row, no pieces to cut nor write."""
-        sets, btrans, one, ids, eps, n_real = (
+        # ~60 states a JSON request (its keys' letters), each step inlined: the target made as
+        # `_singleton` and `_new` do, its row as `_new_row`, the next test as `_literal_next` (four
+        # calls a state were a third of its time)
+        sets, one, ids, eps, n_real, ct = (
             self._sets,
-            self._btrans,
             self._one,
             self._ids,
             self._eps,
             self._n_real,
+            self._char_trans,
         )
-        single, nc, held = self._cuts.single, self.n_classes, 0
-        while d >= 0 and n > 0:
-            ((b, _, t),) = btrans[sets[d][0]]  # derived: `_literal_next` read it
+        single, nc, final, max_made, held = (
+            self._cuts.single,
+            self.n_classes,
+            self._final,
+            self.limits.max_states,
+            0,
+        )
+        ((b, _, t),) = self._btrans[sets[d][0]]  # derived: `_literal_next` read it
+        while True:
             tgt = one.get(t)
             if tgt is None:
                 if 0 <= t < n_real and not eps[t]:
-                    tgt, made = self._singleton(t)
-                    held += made
+                    one1 = (t,)
+                    tgt = ids.get(one1)
+                    if tgt is None:
+                        tgt = self._n
+                        if tgt < self._cap and self._made < max_made:  # room, under max_states
+                            self._made += 1
+                            sets[tgt] = one1
+                            self._n = tgt + 1
+                        else:
+                            tgt = self._new(one1)
+                        ids[one1] = tgt
+                        if t == final:
+                            self._accepting[tgt] = True
+                        held += _CLOSED_ONE
                 else:
                     c = self._closure(t)
                     tgt = ids.get(c)
@@ -92,14 +122,33 @@ class LiteralRuns:
             c = single[b]
             if c < 0:
                 raise AssertionError(f"byte {b:#x} shares a byte class of the lazy DFA with others")
-            at = self._new_row(d) * nc + c  # before the cells' view: it may grow the table
-            self._cells[at] = tgt
+            r = self._n_rows
+            if r < len(self._table):
+                self._n_rows = r + 1
+                self._row_at[d] = r
+            else:
+                r = self._new_row(d)  # grows the table and its cells' view
+            self._cells[r * nc + c] = tgt
             self._done[d] = True
             self._ticks += 1
             if not self._ticks & 15:
                 self.budget.deadline.check(_WHAT)
-            d = self._literal_next(tgt)
             n -= 1
+            if n <= 0 or self._done[tgt]:
+                break
+            s = sets.get(tgt)
+            if s is None or len(s) != 1:
+                break
+            q = s[0]
+            if not 0 <= q < n_real:
+                break
+            e = ct[q]
+            if len(e) != 1:
+                break
+            b, hi, t = e[0]
+            if b != hi or b >= 0x80:  # a range, or a character's lead byte: no literal goes on
+                break
+            d = tgt
         if held:
             self.budget.charge(held, _WHAT)
 
