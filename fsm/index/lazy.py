@@ -71,6 +71,7 @@ class LazyDfaIndex(RowIndex):
         self._anchor_row = False  # an anchor's row is being made: walked, never from its own anchor
         self._anchor_dense: dict[int, np.ndarray] = {}  # anchor -> its row's ends over the vocabulary
         self._anchor = (-1, -1)  # (state, its wide anchor) of the row being made
+        self._narrow_tried = -1  # the state whose narrow walk gave up in `_shaped_row`: not tried again
         self._below: dict = {}  # the last walks below a shape's exits (`body_rows.shaped_row`)
         # shift class key -> (count, state, row) of the row made first in the class
         self._by_shift: dict[tuple, tuple[int, int, Row]] = {}
@@ -160,17 +161,23 @@ class LazyDfaIndex(RowIndex):
         """``state``'s (tokens, end states) as a literal's row or a sibling's, or None: walk it."""
         return self._literal_row(state, deadline) or self._sibling_row(state, deadline)
 
+    def _narrow_row(self, state: int, deadline: Deadline) -> Row | None:
+        """`narrow_rows.narrow_row`'s row of ``state``, None when it gives up."""
+        if not self.narrow_rows or self.lazy.has_guards:
+            return None  # a guarded state's row defers nodes (`fsm.index.guarded`): walked
+        with self.lazy.within(deadline):
+            got = kernels().narrow_row(
+                self.dfa, state, kernels().vocabulary_preorder(self.vocabulary), self.lazy, deadline
+            )
+        return None if got is None else self._make_row(state, *got)
+
     def _walked_row(self, state: int, deadline: Deadline):
         """`narrow_rows.narrow_row`'s row; else `_row_arrays`', or a chain row where the walk would
         have found a chain to emit (the chain found once: `_chain_row`'s is handed to the walk)."""
-        if self.narrow_rows and not self.lazy.has_guards:
-            # a guarded state's row defers nodes (`fsm.index.guarded`): walked
-            with self.lazy.within(deadline):
-                got = kernels().narrow_row(
-                    self.dfa, state, kernels().vocabulary_preorder(self.vocabulary), self.lazy, deadline
-                )
-            if got is not None:
-                return self._make_row(state, *got)
+        tried, self._narrow_tried = self._narrow_tried == state, -1
+        row = None if tried else self._narrow_row(state, deadline)
+        if row is not None:
+            return row
         got = self._unwalked_row(state, deadline)
         if got is None:
             row, chain = self._chain_row(state, deadline)
@@ -245,6 +252,7 @@ class LazyDfaIndex(RowIndex):
         return len(states) > 0 and states[0] < 0
 
     def _shaped_row(self, state: int, deadline: Deadline):
+        self._narrow_tried = -1
         if self._has_blocks(state):
             # a counted string's states (virtual NFA states, negative, sort first) never loop, and
             # telling so would expand the next count, which a moved row never needs; a state the
@@ -257,6 +265,12 @@ class LazyDfaIndex(RowIndex):
             return None  # a literal's state: one live byte, no wide loop (`_row_arrays` follows it)
         if not self.shaped_rows:
             return None
+        # most rows are narrow: told by a walk that gives up early on a wide one (a string's
+        # characters: past `narrow_rows.MAX_TOKENS` tokens, ~2 µs), before its wide anchor is looked for
+        row = self._narrow_row(state, deadline)
+        if row is not None:
+            return row
+        self._narrow_tried = state  # given up: `_walked_row` does not try it again
         anchor = self._wide_anchor(state, deadline)
         if anchor < 0:
             return None  # most rows: narrow
