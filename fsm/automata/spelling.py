@@ -47,6 +47,8 @@ def spelled_to_the_end(
     spelled = _speller(np.asarray(single_bytes, dtype=np.int64))
     if spelled is None:
         return False  # a continuation byte that is no token: let the eager index prune
+    if spelled is _every_byte:
+        return True  # (byte-level vocabularies: every range spelled, no edge to read)
     # the distinct ranges only (``ranges``, when the caller has them: `byte_classes.edge_ranges`)
     ranges = edge_ranges(trans) if ranges is None else ranges
     bad = {r for r in ranges if not spelled(r)}
@@ -76,6 +78,8 @@ def _speller(single_bytes: np.ndarray) -> Callable[[tuple[int, int]], bool] | No
     ok[single_bytes] = True
     if not ok[0x80:0xC0].all():
         speller = None
+    elif ok.all():
+        speller = _every_byte
     else:
         prefix = np.concatenate([[0], np.cumsum(ok)]).tolist()
         known: dict[tuple[int, int], bool] = {}
@@ -97,6 +101,11 @@ def _speller(single_bytes: np.ndarray) -> Callable[[tuple[int, int]], bool] | No
         _SPELLERS.clear()
     _SPELLERS[key] = speller
     return speller
+
+
+def _every_byte(r: tuple[int, int]) -> bool:
+    """The speller of a vocabulary that spells every byte alone: any range."""
+    return True
 
 
 def _lead(c: int) -> int:
