@@ -34,7 +34,12 @@ if TYPE_CHECKING:  # numba's modules: loaded with the first row, not with ``impo
     from .preorder import PreorderTrie
     from .steps import Steps
 
-ROWS_KEPT = 16  # first rows kept per vocabulary (~8 bytes per token inside: 0.4 MB on SmolLM2, 2 MB on 262k)
+# First rows kept per vocabulary, by what they hold (~8 bytes a token inside and a mask per room
+# asked: 0.4 to 0.9 MB a row on SmolLM2, ~2 to 5 MB on a 262k vocabulary): 35 to 80 and 6 to 16 rows. A count of 16
+# rows re-walked a unit's first row (~25 ms) once a server had seen 16 others: 6 of 59 over 200
+# JSONSchemaBench schemas.
+KEPT_BYTES = 32 << 20
+ROWS_KEPT = 1024  # and at most this many keys (a key whose row cannot be shared holds little)
 
 
 @dataclass(frozen=True)
@@ -60,10 +65,17 @@ class _Kept:
             self.masks[room] = got
         return got
 
+    @property
+    def nbytes(self) -> int:
+        """What the row holds: its arrays, its forms (~100 bytes each) and the masks made so far."""
+        masks = sum(m.nbytes for m in list(self.masks.values()))
+        return self.tokens.nbytes + self.which.nbytes + self.need.nbytes + 100 * len(self.forms) + masks
+
 
 class _KeptRows:
-    """A vocabulary's kept first rows by anchor key, most recently used kept; a key whose row
-    cannot be shared (an end state left the block on a byte not an exit) maps to None."""
+    """A vocabulary's kept first rows by anchor key, most recently used kept (`KEPT_BYTES` in all);
+    a key whose row cannot be shared (an end state left the block on a byte not an exit) maps to
+    None."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -80,8 +92,18 @@ class _KeptRows:
     def put(self, key: tuple, kept: _Kept | None) -> None:
         with self.lock:
             self.by_key[key] = kept
-            while len(self.by_key) > ROWS_KEPT:
-                self.by_key.popitem(last=False)
+            self.by_key.move_to_end(key)
+            # (sized when a row comes in: the masks made since count then, ~6 kB each on SmolLM2)
+            held = sum(k.nbytes for k in self.by_key.values() if k is not None)
+            while len(self.by_key) > 1 and (held > KEPT_BYTES or len(self.by_key) > ROWS_KEPT):
+                _, gone = self.by_key.popitem(last=False)
+                held -= gone.nbytes if gone is not None else 0
+
+    @property
+    def nbytes(self) -> int:
+        """What the kept rows hold."""
+        with self.lock:
+            return sum(k.nbytes for k in self.by_key.values() if k is not None)
 
 
 def exit_tokens(vocab: Vocabulary, exits: bytes) -> tuple[np.ndarray, PreorderTrie]:

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import fsm
-from fsm.index import LazyDfaIndex
+from fsm.index import LazyDfaIndex, counted_rows
 from fsm.testing import check_same_row, walked_index
 
 _TEXT = {"type": ["string", "null"], "maxLength": 300}
@@ -161,3 +161,31 @@ def test_exit_tokens_are_the_tokens_holding_an_exit_byte(vocab, exits):
     ref = kernels().preorder(fsm.Vocabulary(kept, vocab.eos_token_ids, size=vocab.size).trie)
     for field in ("label", "size", "tok_start", "tok_count", "tok_ids"):
         assert np.array_equal(getattr(trie, field), getattr(ref, field)), field
+
+
+def test_kept_first_rows_are_bounded_by_size(vocab, tokenizer, monkeypatch):
+    # a real kept row's size (tokens, forms, the masks asked): 0.4 to 0.9 MB on SmolLM2, as the
+    # budget's comment says; the rows kept drop the least recently used past `KEPT_BYTES`, never the last one
+    index = fsm.compile(
+        fsm.JsonSchema({"type": "array", "items": {"type": "string", "maxLength": 700}}), vocab, cache=False
+    )
+    m = index.matcher()
+    for t in tokenizer.encode('["', add_special_tokens=False):
+        m.advance(t)
+    index.row(m.state)
+    rows = vocab.derived("counted_rows", counted_rows._KeptRows)
+    sizes = {k.nbytes: k for k in rows.by_key.values() if k is not None}  # (other tests' units too)
+    assert any(0.2e6 < n < 0.8e6 for n in sizes) and max(sizes) < 2e6, sorted(sizes)
+    one = sizes[max(sizes)]
+    fresh = counted_rows._KeptRows()
+    monkeypatch.setattr(counted_rows, "KEPT_BYTES", int(one.nbytes * 2.5))
+    for key in "abcd":
+        fresh.put(key, one)
+        assert len(fresh.by_key) <= 2 and fresh.nbytes <= counted_rows.KEPT_BYTES
+    assert list(fresh.by_key) == ["c", "d"]
+    assert fresh.get("c") is one and fresh.get("a") is False  # "c" used: "d" goes next
+    fresh.put("e", one)
+    assert list(fresh.by_key) == ["c", "e"]
+    monkeypatch.setattr(counted_rows, "KEPT_BYTES", 1)
+    fresh.put("f", one)
+    assert list(fresh.by_key) == ["f"]  # over the budget alone: the newest is kept
