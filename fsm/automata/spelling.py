@@ -48,7 +48,7 @@ def spelled_to_the_end(
     if spelled is None:
         return False  # a continuation byte that is no token: let the eager index prune
     if spelled is _every_byte:
-        return True  # (byte-level vocabularies: every range spelled, no edge to read)
+        return True  # (a vocabulary with every UTF-8 byte a token: every range spelled)
     # the distinct ranges only (``ranges``, when the caller has them: `byte_classes.edge_ranges`)
     ranges = edge_ranges(trans) if ranges is None else ranges
     bad = {r for r in ranges if not spelled(r)}
@@ -78,7 +78,7 @@ def _speller(single_bytes: np.ndarray) -> Callable[[tuple[int, int]], bool] | No
     ok[single_bytes] = True
     if not ok[0x80:0xC0].all():
         speller = None
-    elif ok.all():
+    elif ok[_UTF8_BYTES].all():  # (C0, C1 and F5..FF are in no character's UTF-8 form)
         speller = _every_byte
     else:
         prefix = np.concatenate([[0], np.cumsum(ok)]).tolist()
@@ -103,8 +103,11 @@ def _speller(single_bytes: np.ndarray) -> Callable[[tuple[int, int]], bool] | No
     return speller
 
 
+_UTF8_BYTES = np.r_[0:0xC0, 0xC2:0xF5]  # the bytes of UTF-8 text
+
+
 def _every_byte(r: tuple[int, int]) -> bool:
-    """The speller of a vocabulary that spells every byte alone: any range."""
+    """The speller of a vocabulary that spells every byte of UTF-8 text alone: any range."""
     return True
 
 
