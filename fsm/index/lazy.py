@@ -16,6 +16,8 @@ rebuild); ``build_all()`` expands everything.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..automata import LazyByteDFA
@@ -28,6 +30,9 @@ from .kernels import kernels
 from .moved_row import MovedRow
 from .rows import FINISHED, Row, RowIndex
 from .token_walk import walk_tokens
+
+if TYPE_CHECKING:  # numba's module: loaded with the first row, not with ``import fsm``
+    from .sibling_rows import SiblingRow
 
 
 class LazyDfaIndex(RowIndex):
@@ -159,7 +164,11 @@ class LazyDfaIndex(RowIndex):
 
     def _unwalked_row(self, state: int, deadline: Deadline) -> tuple[np.ndarray, np.ndarray] | None:
         """``state``'s (tokens, end states) as a literal's row or a sibling's, or None: walk it."""
-        return self._literal_row(state, deadline) or self._sibling_row(state, deadline)
+        got = self._literal_row(state, deadline)
+        if got is not None:
+            return got
+        row = self._sibling_row(state, deadline)
+        return None if row is None else row.text_pairs()
 
     def _narrow_row(self, state: int, deadline: Deadline) -> Row | None:
         """`narrow_rows.narrow_row`'s row of ``state``, None when it gives up."""
@@ -178,8 +187,11 @@ class LazyDfaIndex(RowIndex):
         row = None if tried else self._narrow_row(state, deadline)
         if row is not None:
             return row
-        got = self._unwalked_row(state, deadline)
+        got = self._literal_row(state, deadline)
         if got is None:
+            row = self._sibling_row(state, deadline)
+            if row is not None:
+                return row
             row, chain = self._chain_row(state, deadline)
             if row is not None:
                 return row
@@ -200,7 +212,7 @@ class LazyDfaIndex(RowIndex):
                 self.dfa, state, k.vocabulary_preorder(self.vocabulary), self.lazy, deadline, self.steps
             )
 
-    def _sibling_row(self, state: int, deadline: Deadline) -> tuple[np.ndarray, np.ndarray] | None:
+    def _sibling_row(self, state: int, deadline: Deadline) -> SiblingRow | None:
         """`sibling_rows.sibling_row` of ``state`` from its wide anchor's row, or None: walk it (no
         anchor, a counter's or guarded state, or most first bytes lead elsewhere from the two)."""
         if not self.sibling_rows or self._anchor_row or self.lazy.has_guards or self._has_blocks(state):
@@ -231,12 +243,14 @@ class LazyDfaIndex(RowIndex):
             dense = k.dense_ends(row.tokens[text], row.next_states[text], self.vocabulary.size)
             self._anchor_dense[anchor] = dense
             self._charge(dense.nbytes)
+        eos = (self.eos_ids, FINISHED) if self.dfa.accepting[state] else None
         with self.lazy.within(deadline):
-            got = k.sibling_row(
-                self.dfa, state, dense, differ, trie, fb, self.lazy, deadline, self.steps, anchor
+            row = k.sibling_row(
+                self.dfa, state, dense, differ, trie, fb, self.lazy, deadline, self.steps, anchor, eos
             )
         self.n_sibling += 1
-        return got
+        self._charge(row.nbytes)
+        return row
 
     def _wide_anchor(self, state: int, deadline: Deadline) -> int:
         """`body_rows.wide_anchor` of ``state``, asked once a row (by its shape, then its sibling)."""
@@ -279,9 +293,9 @@ class LazyDfaIndex(RowIndex):
             # string with a pattern): a shape with it as its root is its own, walked whole on its
             # second sighting (~1 ms), where its anchor's row, made already, needs only the first
             # bytes that differ walked
-            got = self._sibling_row(state, deadline)
-            if got is not None:
-                return self._make_row(state, *got)
+            row = self._sibling_row(state, deadline)
+            if row is not None:
+                return row
         k = kernels()
         trie = k.vocabulary_preorder(self.vocabulary)
         eos = (self.eos_ids, FINISHED) if self.dfa.accepting[state] else None

@@ -89,17 +89,28 @@ def small_sorted_row(tok, end):  # pragma: no cover - compiled
     return out_t, out_e
 
 
-@numba.njit(cache=True, nogil=True)
-def replaced_row(dense, lo, hi, tok_ids, x_tok, x_end, absent):  # pragma: no cover - compiled
+def replaced_row(dense, lo, hi, tok_ids, x_tok, x_end, absent):
     """A row kept as ends over the vocabulary (``dense``, ``absent`` where no token) with the tokens
     ``tok_ids[lo[r]:hi[r]]`` dropped and ``x_tok`` set to ``x_end``, as (tokens, ends) sorted by
-    token, ``dense`` unchanged: another state's row from one that agrees with it on most first
-    bytes (`fsm.index.sibling_rows`), in two passes over the vocabulary.
+    token, ``dense`` unchanged: `replaced_dense`, then `dense_pairs`.
 
     >>> d = np.array([5, -3, 7, -3], np.int32)
     >>> t, e = replaced_row(d, np.array([0]), np.array([1]), np.array([2, 0], np.int32), np.array([1], np.int32), np.array([9], np.int32), -3)
     >>> t.tolist(), e.tolist()
     ([0, 1], [5, 9])
+    """
+    return dense_pairs(replaced_dense(dense, lo, hi, tok_ids, x_tok, x_end, absent), absent)
+
+
+@numba.njit(cache=True, nogil=True)
+def replaced_dense(dense, lo, hi, tok_ids, x_tok, x_end, absent):  # pragma: no cover - compiled
+    """``dense`` (ends over the vocabulary, ``absent`` where no token) copied, with the tokens
+    ``tok_ids[lo[r]:hi[r]]`` dropped and ``x_tok`` set to ``x_end``: another state's row from one
+    that agrees with it on most first bytes (`fsm.index.sibling_rows`), in one pass over the changes.
+
+    >>> d = np.array([5, -3, 7, -3], np.int32)
+    >>> replaced_dense(d, np.array([0]), np.array([1]), np.array([2, 0], np.int32), np.array([1], np.int32), np.array([9], np.int32), -3).tolist()
+    [5, 9, -3, -3]
     """
     full = dense.copy()
     for r in range(len(lo)):
@@ -107,6 +118,16 @@ def replaced_row(dense, lo, hi, tok_ids, x_tok, x_end, absent):  # pragma: no co
             full[tok_ids[i]] = absent
     for i in range(len(x_tok)):
         full[x_tok[i]] = x_end[i]
+    return full
+
+
+@numba.njit(cache=True, nogil=True)
+def dense_pairs(full, absent):  # pragma: no cover - compiled
+    """The (tokens, ends) of ends over the vocabulary ``full``, sorted by token (two passes).
+
+    >>> t, e = dense_pairs(np.array([5, -3, 7], np.int32), -3); t.tolist(), e.tolist()
+    ([0, 2], [5, 7])
+    """
     m = 0
     for t in range(len(full)):
         if full[t] != absent:
@@ -120,6 +141,21 @@ def replaced_row(dense, lo, hi, tok_ids, x_tok, x_end, absent):  # pragma: no co
             out_e[m] = full[t]
             m += 1
     return out_t, out_e
+
+
+@numba.njit(cache=True, nogil=True)
+def dense_packed(full, absent, words):  # pragma: no cover - compiled
+    """Set in ``words`` (uint32, zeroed) the bits of the tokens ``full`` gives an end; how many.
+
+    >>> w = np.zeros(1, np.uint32); int(dense_packed(np.array([5, -3, 7], np.int32), -3, w)), w.tolist()
+    (2, [5])
+    """
+    m = 0
+    for t in range(len(full)):
+        if full[t] != absent:
+            words[t >> 5] |= np.uint32(1) << np.uint32(t & 31)
+            m += 1
+    return m
 
 
 @numba.njit(cache=True, nogil=True)

@@ -14,6 +14,10 @@ alone, which loops on them. So its row is the anchor's row less the tokens whose
 elsewhere from the two, plus a walk of those first bytes' subtrees from where each leads
 (`sibling_row`). Exact for any pair of states; used when the differing subtrees are a small part of
 the trie and the anchor's row is made anyway (it loops: the text's own row).
+
+The row is kept as ends over the vocabulary (`SiblingRow`): its mask packed from them in one pass,
+a token's end one read. Gathering the (tokens, ends) arrays (~49k tokens on SmolLM2) and packing
+the mask from them was ~0.2 ms of a sibling row's ~0.5; they are made only if something reads them.
 """
 
 from __future__ import annotations
@@ -24,8 +28,9 @@ from ..automata import ByteDFA, LazyByteDFA
 from ..limits import Deadline
 from ..vocabulary import Vocabulary
 from .contract import OnDemand
+from .lazy_row import LazyRow
 from .preorder import PreorderTrie
-from .row_sort import replaced_row
+from .row_sort import dense_packed, dense_pairs, replaced_dense, set_bits
 from .steps import Steps
 from .trie_kernel import walk_below_to
 from .walk_arrays import walk_view
@@ -108,6 +113,53 @@ def same_beyond_ascii(lazy: LazyByteDFA, state: int, anchor: int) -> bool:
     return a is not None and a == b
 
 
+class SiblingRow(LazyRow):
+    """A sibling's row (`fsm.index.rows.Row`'s interface) as ends over the vocabulary (``full``,
+    `ABSENT` where a token is not allowed), EOS ids ``eos[0]`` leading to ``eos[1]`` when the state
+    accepts (else None). Its mask is packed from the ends at once; its arrays when read."""
+
+    __slots__ = ("_arrays", "eos", "full", "has_text", "packed")
+
+    def __init__(self, full: np.ndarray, eos: tuple[np.ndarray, int] | None):
+        self.full, self.eos = full, eos
+        words = np.zeros((len(full) + 31) // 32, np.uint32)
+        self.has_text = dense_packed(full, ABSENT, words) > 0
+        if eos is not None:
+            set_bits(np.ascontiguousarray(eos[0], np.int32), words)
+        self.packed = words.view(np.int32)
+        self.packed.setflags(write=False)
+        self._arrays: tuple[np.ndarray, np.ndarray] | None = None
+
+    def next_state(self, token_id: int) -> int | None:
+        """The state ``token_id`` leads to, or None when it is not allowed."""
+        e = int(self.full[token_id])
+        if e != ABSENT:
+            return e
+        if self.eos is not None and token_id in self.eos[0]:
+            return self.eos[1]
+        return None
+
+    def text_pairs(self) -> tuple[np.ndarray, np.ndarray]:
+        """(tokens, end states), sorted, EOS left out."""
+        return dense_pairs(self.full, ABSENT)
+
+    def _merged(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._arrays is None:
+            tok, end = self.text_pairs()
+            if self.eos is not None and len(self.eos[0]):
+                tok = np.concatenate([tok, self.eos[0].astype(np.int32)])
+                end = np.concatenate([end, np.full(len(self.eos[0]), self.eos[1], np.int32)])
+                order = np.argsort(tok, kind="stable")
+                tok, end = tok[order], end[order]
+            self._arrays = (tok, end)
+        return self._arrays
+
+    @property
+    def nbytes(self) -> int:
+        made = 0 if self._arrays is None else self._arrays[0].nbytes * 2
+        return self.full.nbytes + self.packed.nbytes + made
+
+
 def sibling_row(
     dfa: ByteDFA,
     state: int,
@@ -119,21 +171,22 @@ def sibling_row(
     deadline: Deadline | None,
     steps: Steps | None,
     anchor: int = -1,
-) -> tuple[np.ndarray, np.ndarray]:
-    """(tokens, end states) of ``state``, sorted, EOS left out: the anchor's row (``anchor_dense``, a
-    `dense_ends` without EOS) less the tokens whose first byte is in ``differ`` (`differing_bytes`),
-    with a walk of those first bytes' subtrees from where each leads from ``state`` — stopped
-    where it meets ``anchor`` (the anchor state, expanded; -1: none) along bytes that loop on it,
-    whose subtree keeps the anchor's ends (`trie_kernel.walk_below_to`).
+    eos: tuple[np.ndarray, int] | None = None,
+) -> SiblingRow:
+    """The row of ``state`` (EOS as ``eos``, see `SiblingRow`): the anchor's row (``anchor_dense``,
+    a `dense_ends` without EOS) less the tokens whose first byte is in ``differ``
+    (`differing_bytes`), with a walk of those first bytes' subtrees from where each leads from
+    ``state`` — stopped where it meets ``anchor`` (the anchor state, expanded; -1: none) along
+    bytes that loop on it, whose subtree keeps the anchor's ends (`trie_kernel.walk_below_to`).
 
     >>> from fsm.index.kernels import kernels
     >>> from fsm.regex import regex_to_dfa
     >>> v = Vocabulary([b"a", b"x", b"x1", b"ab", b"1", None], eos_token_ids=[5])
     >>> d, t = regex_to_dfa("[a-z]*|x1"), kernels().vocabulary_preorder(v)
     >>> q = d.step(d.initial, ord("q")); a = dense_ends(*kernels().walk_row(d, q, t), v.size)
-    >>> tok, end = sibling_row(d, d.initial, a, differing_bytes(d, None, d.initial, q), t, first_bytes(t, v), None, None, None)
-    >>> tok.tolist() == sorted(kernels().walk_row(d, d.initial, t)[0].tolist())
-    True
+    >>> row = sibling_row(d, d.initial, a, differing_bytes(d, None, d.initial, q), t, first_bytes(t, v), None, None, None)
+    >>> row.tokens.tolist() == sorted(kernels().walk_row(d, d.initial, t)[0].tolist()), row.next_state(4)
+    (True, None)
     """
     tbl, rows, bc, _, _ = walk_view(dfa, on_demand, False)
     lo, hi, starts_s, starts_n, at_tok, at_end = [], [], [], [], [], []
@@ -170,4 +223,4 @@ def sibling_row(
         np.sort(np.concatenate([np.array(lo, np.int64), cut_hi])),
         np.sort(np.concatenate([cut_lo, np.array(hi, np.int64)])),
     )
-    return replaced_row(anchor_dense, *lo_hi, trie.tok_ids, x_tok, x_end, ABSENT)
+    return SiblingRow(replaced_dense(anchor_dense, *lo_hi, trie.tok_ids, x_tok, x_end, ABSENT), eos)

@@ -229,7 +229,8 @@ def test_the_kernels_a_row_calls_are_loaded_before_its_deadline():
         "import fsm.index.body_rows as B, fsm.index.body_shapes as S, fsm.index.literal_rows as L\n"
         "import fsm.index.narrow_rows as N, fsm.index.row_sort as R, fsm.index.walk_kernel as W\n"
         "fs = [B._wide_target, B._body, S._shape_walk, L._follow, N.narrow_walk, R.set_bits,\n"
-        "      R._dense_row, R.small_sorted_row, R.replaced_row, W.walk_subtrees]\n"
+        "      R._dense_row, R.small_sorted_row, R.replaced_dense, R.dense_pairs, R.dense_packed,\n"
+        "      W.walk_subtrees]\n"
         "print([f.__name__ for f in fs if not f.signatures])\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -89,9 +89,23 @@ def test_sibling_row_is_the_walked_row_for_any_pair_of_states(pattern, vocab):
             w_tok, w_end = kernels().walk_row(d, s, trie)
             order = np.argsort(w_tok)
             for anchor in (a, -1):
-                tok, end = sibling_row(d, s, dense, differ, trie, fb, None, None, None, anchor)
+                eos = (np.array(vocab.eos_token_ids), -2) if anchor < 0 else None
+                row = sibling_row(d, s, dense, differ, trie, fb, None, None, None, anchor, eos)
+                tok, end = row.text_pairs()
                 assert tok.tolist() == w_tok[order].tolist()
                 assert end.tolist() == w_end[order].tolist()
+                # the row's own answers, its arrays unread: the mask, a token's end, EOS
+                extra = list(vocab.eos_token_ids) if eos else []
+                assert np.array_equal(
+                    row.packed, kernels().pack_tokens(np.array([*tok, *extra], np.int32), vocab.size)
+                )
+                for t, e in zip(tok.tolist()[:200], end.tolist()[:200], strict=True):
+                    assert row.next_state(t) == e
+                assert all(row.next_state(t) == (-2 if eos else None) for t in vocab.eos_token_ids)
+                left_out = sorted(set(range(vocab.size)) - set(tok.tolist()) - set(extra))[:100]
+                assert all(row.next_state(t) is None for t in left_out)
+                assert row.has_text == (len(tok) > 0)
+                assert row.tokens.tolist() == sorted([*tok.tolist(), *extra])
     if "*" in pattern:  # the "x..." subtree meets the [a-z ] loop again below "x": stopped there
         loop, x = states[1], int(fb.node[ord("x")])
         cut = walk_below_to(d, (np.array([states[2]]), np.array([x])), trie, loop)[2]
