@@ -181,7 +181,8 @@ class LazyDfaIndex(RowIndex):
         return None if got is None else self._make_row(state, *got)
 
     def _walked_row(self, state: int, deadline: Deadline):
-        """`narrow_rows.narrow_row`'s row; else `_row_arrays`', or a chain row where the walk would
+        """`narrow_rows.narrow_row`'s row (unless `_shaped_row` saw it give up); else a literal's
+        row, a sibling's (`sibling_rows.SiblingRow`), a chain row, or the walk's where the walk would
         have found a chain to emit (the chain found once: `_chain_row`'s is handed to the walk)."""
         tried, self._narrow_tried = self._narrow_tried == state, -1
         row = None if tried else self._narrow_row(state, deadline)
