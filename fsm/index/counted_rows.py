@@ -141,9 +141,13 @@ def exit_walk(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(tokens, end states) of ``state`` among the tokens of ``exit_trie`` alone: a walk from its
     root, without expanding the string's chain of counts ahead as a whole row's walk does (these
-    few tokens leave within a byte or two)."""
+    few tokens leave within a byte or two: walked lean first, `narrow_rows.narrow_below`)."""
     starts = (np.array([state], dtype=np.int64), np.zeros(1, dtype=np.int64))
-    return kernels().walk_below(dfa, starts, exit_trie, on_demand=lazy, deadline=deadline, steps=steps)
+    k = kernels()
+    got = k.narrow_below(dfa, starts, exit_trie, lazy, deadline)
+    if got is not None:
+        return got
+    return k.walk_below(dfa, starts, exit_trie, on_demand=lazy, deadline=deadline, steps=steps)
 
 
 def counted_row(

@@ -30,7 +30,7 @@ def kernels() -> SimpleNamespace:
         from .body_rows import ensure_shapes_compiled, shaped_row, wide_anchor  # lazy: numba
         from .chain_rows import CHAIN_ROW_MIN, chain_row, chain_table, ensure_chain_compiled  # lazy: numba
         from .literal_rows import literal_row  # lazy: numba
-        from .narrow_rows import narrow_row  # lazy: numba
+        from .narrow_rows import narrow_below, narrow_row  # lazy: numba
         from .preorder import PreorderTrie, preorder, vocabulary_preorder  # lazy: numba
         from .row_sort import (
             pack_tokens,
@@ -72,6 +72,7 @@ def kernels() -> SimpleNamespace:
             first_bytes=first_bytes,
             label_chain_of=label_chain_of,
             literal_row=literal_row,
+            narrow_below=narrow_below,
             narrow_row=narrow_row,
             pack_tokens=pack_tokens,
             preorder=preorder,
