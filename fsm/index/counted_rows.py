@@ -94,7 +94,7 @@ class _KeptRows:
             self.by_key[key] = kept
             self.by_key.move_to_end(key)
             # (sized when a row comes in: the masks made since count then, ~6 kB each on SmolLM2)
-            held = sum(k.nbytes for k in self.by_key.values() if k is not None)
+            held = self._held()
             while len(self.by_key) > 1 and (held > KEPT_BYTES or len(self.by_key) > ROWS_KEPT):
                 _, gone = self.by_key.popitem(last=False)
                 held -= gone.nbytes if gone is not None else 0
@@ -103,7 +103,10 @@ class _KeptRows:
     def nbytes(self) -> int:
         """What the kept rows hold."""
         with self.lock:
-            return sum(k.nbytes for k in self.by_key.values() if k is not None)
+            return self._held()
+
+    def _held(self) -> int:
+        return sum(k.nbytes for k in self.by_key.values() if k is not None)
 
 
 def exit_tokens(vocab: Vocabulary, exits: bytes) -> tuple[np.ndarray, PreorderTrie]:

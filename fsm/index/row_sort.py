@@ -89,19 +89,6 @@ def small_sorted_row(tok, end):  # pragma: no cover - compiled
     return out_t, out_e
 
 
-def replaced_row(dense, lo, hi, tok_ids, x_tok, x_end, absent):
-    """A row kept as ends over the vocabulary (``dense``, ``absent`` where no token) with the tokens
-    ``tok_ids[lo[r]:hi[r]]`` dropped and ``x_tok`` set to ``x_end``, as (tokens, ends) sorted by
-    token, ``dense`` unchanged: `replaced_dense`, then `dense_pairs`.
-
-    >>> d = np.array([5, -3, 7, -3], np.int32)
-    >>> t, e = replaced_row(d, np.array([0]), np.array([1]), np.array([2, 0], np.int32), np.array([1], np.int32), np.array([9], np.int32), -3)
-    >>> t.tolist(), e.tolist()
-    ([0, 1], [5, 9])
-    """
-    return dense_pairs(replaced_dense(dense, lo, hi, tok_ids, x_tok, x_end, absent), absent)
-
-
 @numba.njit(cache=True, nogil=True)
 def replaced_dense(dense, lo, hi, tok_ids, x_tok, x_end, absent):  # pragma: no cover - compiled
     """``dense`` (ends over the vocabulary, ``absent`` where no token) copied, with the tokens

@@ -37,7 +37,7 @@ from ..vocabulary import TokenTrie, Vocabulary
 from .contract import OnDemand
 from .narrow_rows import narrow_row
 from .preorder import PreorderTrie, preorder
-from .row_sort import dense_packed, merge_renamed, replaced_row, small_sorted_row
+from .row_sort import dense_packed, dense_pairs, merge_renamed, replaced_dense, small_sorted_row
 from .steps import Steps, _chain_to_expand, label_chain
 from .walk_arrays import guard_arrays_of, step_arrays, walk_view
 from .walk_kernel import walk_subtrees
@@ -373,8 +373,9 @@ def warm_kernel() -> None:
     small_sorted_row(tok, end)
     merge_renamed(tok, np.zeros(len(tok), np.int16), end[:1], tok[:0], end[:0])  # a shape's ends
     dense = np.full(v.size, -3, np.int32)  # a sibling row (`fsm.index.sibling_rows`)
-    replaced_row(dense, np.zeros(1, np.int64), np.ones(1, np.int64), tok, tok[:1], end[:1], -3)
-    dense_packed(dense, -3, np.zeros((v.size + 31) // 32, np.uint32))
+    full = replaced_dense(dense, np.zeros(1, np.int64), np.ones(1, np.int64), tok, tok[:1], end[:1], -3)
+    dense_pairs(full, -3)
+    dense_packed(full, -3, np.zeros((v.size + 31) // 32, np.uint32))
 
 
 _compiled = threading.Event()
