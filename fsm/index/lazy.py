@@ -76,7 +76,6 @@ class LazyDfaIndex(RowIndex):
         self._anchor_row = False  # an anchor's row is being made: walked, never from its own anchor
         self._anchor_dense: dict[int, np.ndarray] = {}  # anchor -> its row's ends over the vocabulary
         self._anchor = (-1, -1)  # (state, its wide anchor) of the row being made
-        self._narrow_tried = -1  # the state whose narrow walk gave up in `_shaped_row`: not tried again
         self._below: dict = {}  # the last walks below a shape's exits (`body_rows.shaped_row`)
         # shift class key -> (count, state, row) of the row made first in the class
         self._by_shift: dict[tuple, tuple[int, int, Row]] = {}
@@ -180,14 +179,35 @@ class LazyDfaIndex(RowIndex):
             )
         return None if got is None else self._make_row(state, *got)
 
-    def _walked_row(self, state: int, deadline: Deadline):
-        """`narrow_rows.narrow_row`'s row (unless `_shaped_row` saw it give up); else a literal's
-        row, a sibling's (`sibling_rows.SiblingRow`), a chain row, or the walk's where the walk would
-        have found a chain to emit (the chain found once: `_chain_row`'s is handed to the walk)."""
-        tried, self._narrow_tried = self._narrow_tried == state, -1
-        row = None if tried else self._narrow_row(state, deadline)
+    def _new_row(self, state: int, deadline: Deadline):
+        """``state``'s row, the kinds tried cheapest first: a counter state's moved or kept row; a
+        narrow row (`narrow_rows`: most rows, and told early when not); a shape's or a sibling's
+        from the state's wide anchor; then `_walked_row`."""
+        blocks = self._has_blocks(state)
+        if blocks and self.shift_rows:
+            # a counted string's states (virtual NFA states, negative, sort first) never loop, and
+            # telling so would expand the next count, which a moved row never needs; a state the
+            # counter rows do not make (a string inside a `{}` value's pushdown block: it loops) is
+            # made as any other, which expands as much
+            row = self._counter_row(state, deadline)
+            if row is not None:
+                return row
+        # most rows are narrow: told by a walk that gives up early on a wide one (a string's
+        # characters: past `narrow_rows.MAX_TOKENS` tokens, ~2 µs), before a wide anchor is looked for
+        row = self._narrow_row(state, deadline)
         if row is not None:
             return row
+        # a literal's state (one live byte, no wide loop) has no shape: `_walked_row` follows it
+        if self.shaped_rows and (blocks or not (self.literal_rows and self.lazy.reads_one_byte(state))):
+            row = self._shaped_row(state, deadline)
+            if row is not None:
+                return row
+        return self._walked_row(state, deadline)
+
+    def _walked_row(self, state: int, deadline: Deadline):
+        """A literal's row, a sibling's (`sibling_rows.SiblingRow`), a chain row, or the walk's
+        where the walk would have found a chain to emit (the chain found once: `_chain_row`'s is
+        handed to the walk)."""
         got = self._literal_row(state, deadline)
         if got is None:
             row = self._sibling_row(state, deadline)
@@ -267,25 +287,9 @@ class LazyDfaIndex(RowIndex):
         return len(states) > 0 and states[0] < 0
 
     def _shaped_row(self, state: int, deadline: Deadline):
-        self._narrow_tried = -1
-        if self._has_blocks(state):
-            # a counted string's states (virtual NFA states, negative, sort first) never loop, and
-            # telling so would expand the next count, which a moved row never needs; a state the
-            # counter rows do not make (a string inside a `{}` value's pushdown block: it loops) is
-            # walked anyway, which expands as much
-            row = self._counter_row(state, deadline) if self.shift_rows else None
-            if row is not None:
-                return row
-        elif self.literal_rows and self.lazy.reads_one_byte(state):
-            return None  # a literal's state: one live byte, no wide loop (`_row_arrays` follows it)
-        if not self.shaped_rows:
-            return None
-        # most rows are narrow: told by a walk that gives up early on a wide one (a string's
-        # characters: past `narrow_rows.MAX_TOKENS` tokens, ~2 µs), before its wide anchor is looked for
-        row = self._narrow_row(state, deadline)
-        if row is not None:
-            return row
-        self._narrow_tried = state  # given up: `_walked_row` does not try it again
+        """The row of a state inside a text (a string's body, a key's prefix) from its wide anchor:
+        the anchor's shape (`body_rows.shaped_row`) or, when the anchor's row is made, a sibling's;
+        None when the state has no wide anchor (most rows past a narrow one: walked)."""
         anchor = self._wide_anchor(state, deadline)
         if anchor < 0:
             return None  # most rows: narrow

@@ -145,9 +145,7 @@ class RowIndex(ABC):
                     _ = k.vocabulary_preorder(self.vocabulary)
                     deadline = self.limits.deadline()  # one for the row, shaped or walked
                     try:
-                        r = self._shaped_row(state, deadline)
-                        if r is None:
-                            r = self._walked_row(state, deadline)
+                        r = self._new_row(state, deadline)
                     except SpecTooComplex as exc:
                         if not self.name:
                             raise
@@ -176,12 +174,12 @@ class RowIndex(ABC):
             return None if i < 0 else int(r[1][i])
         return self.row(state).next_state(token_id)
 
-    def _shaped_row(self, state: int, deadline: Deadline) -> Row | None:
-        """``state``'s row from a string body's shape (`fsm.index.body_rows`), or None: walk it."""
-        return None
+    def _new_row(self, state: int, deadline: Deadline):
+        """``state``'s row, made on its first visit: walked here (a subclass tries other kinds first)."""
+        return self._walked_row(state, deadline)
 
     def _walked_row(self, state: int, deadline: Deadline) -> Row:
-        """``state``'s row from `_row_arrays` (a subclass may make another kind first)."""
+        """``state``'s row from `_row_arrays`."""
         tok, end = self._row_arrays(state, deadline)
         return self._make_row(state, tok, end)
 
