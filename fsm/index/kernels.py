@@ -22,7 +22,7 @@ def kernels() -> SimpleNamespace:
     """The walk's compiled functions and the types they use, loaded once.
 
     >>> sorted(vars(kernels()))[:3]
-    ['CHAIN_ROW_MIN', 'MAX_WALKED_SHARE', 'PreorderTrie']
+    ['CHAIN_ROW_MIN', 'MAX_WALKED_SHARE', 'NarrowWalk']
     """
     global _loaded
     if _loaded is None:
@@ -30,7 +30,7 @@ def kernels() -> SimpleNamespace:
         from .body_rows import ensure_shapes_compiled, shaped_row, wide_anchor  # lazy: numba
         from .chain_rows import CHAIN_ROW_MIN, chain_row, chain_table, ensure_chain_compiled  # lazy: numba
         from .literal_rows import literal_row  # lazy: numba
-        from .narrow_rows import narrow_below, narrow_row  # lazy: numba
+        from .narrow_rows import NarrowWalk, narrow_below, narrow_row  # lazy: numba
         from .preorder import PreorderTrie, preorder, vocabulary_preorder  # lazy: numba
         from .row_sort import (
             pack_tokens,
@@ -60,6 +60,7 @@ def kernels() -> SimpleNamespace:
         _loaded = SimpleNamespace(
             CHAIN_ROW_MIN=CHAIN_ROW_MIN,
             MAX_WALKED_SHARE=MAX_WALKED_SHARE,
+            NarrowWalk=NarrowWalk,
             PreorderTrie=PreorderTrie,
             Steps=Steps,
             UNKNOWN=UNKNOWN,

@@ -32,6 +32,7 @@ from .rows import FINISHED, Row, RowIndex
 from .token_walk import walk_tokens
 
 if TYPE_CHECKING:  # numba's module: loaded with the first row, not with ``import fsm``
+    from .narrow_rows import NarrowWalk
     from .sibling_rows import SiblingRow
 
 
@@ -76,6 +77,7 @@ class LazyDfaIndex(RowIndex):
         self._anchor_row = False  # an anchor's row is being made: walked, never from its own anchor
         self._anchor_dense: dict[int, np.ndarray] = {}  # anchor -> its row's ends over the vocabulary
         self._anchor = (-1, -1)  # (state, its wide anchor) of the row being made
+        self._narrow: NarrowWalk | None = None  # made with the first row
         self._below: dict = {}  # the last walks below a shape's exits (`body_rows.shaped_row`)
         # shift class key -> (count, state, row) of the row made first in the class
         self._by_shift: dict[tuple, tuple[int, int, Row]] = {}
@@ -170,14 +172,15 @@ class LazyDfaIndex(RowIndex):
         return None if row is None else row.text_pairs()
 
     def _narrow_row(self, state: int, deadline: Deadline) -> Row | None:
-        """`narrow_rows.narrow_row`'s row of ``state``, None when it gives up."""
+        """``state``'s row by this index's `narrow_rows.NarrowWalk`, None when it gives up."""
         if not self.narrow_rows or self.lazy.has_guards:
             return None  # a guarded state's row defers nodes (`fsm.index.guarded`): walked
-        with self.lazy.within(deadline):
-            got = kernels().narrow_row(
-                self.dfa, state, kernels().vocabulary_preorder(self.vocabulary), self.lazy, deadline
-            )
-        return None if got is None else self._make_row(state, *got)
+        if self._narrow is None:  # numba's module: loaded with the first row, not at compile
+            k = kernels()
+            self._narrow = k.NarrowWalk(k.vocabulary_preorder(self.vocabulary), len(self.eos_ids))
+        eos = (self.eos_ids, FINISHED) if self.dfa.accepting[state] else None
+        got = self._narrow.row(self.dfa, state, self.lazy, deadline, eos)
+        return None if got is None else self._sorted_row(*got)
 
     def _new_row(self, state: int, deadline: Deadline):
         """``state``'s row, the kinds tried cheapest first: a counter state's moved or kept row; a

@@ -245,6 +245,18 @@ class RowIndex(ABC):
         else:
             order = np.argsort(tok, kind="stable")
             tok, end = tok[order].astype(np.int32), end[order].astype(np.int32)
+        return self._sorted_row(tok, end, has_text, packed, pack)
+
+    def _sorted_row(
+        self,
+        tok: np.ndarray,
+        end: np.ndarray,
+        has_text: bool,
+        packed: np.ndarray | None = None,
+        pack: bool = False,
+    ) -> Row:
+        """The row of pairs sorted by token (int32, EOS included), its token array shared with an
+        equal row's and its mask with that row's (or ``packed``, or packed now when ``pack``)."""
         tok = self._share(tok)
         if pack or packed is not None or id(tok) in self._packs:
             # (the sibling rows of a key's prefixes hold the same tokens, only their ends differ:

@@ -35,7 +35,7 @@ from ..automata import ByteDFA, LazyByteDFA, cls, node_nfa, rep
 from ..limits import Deadline
 from ..vocabulary import TokenTrie, Vocabulary
 from .contract import OnDemand
-from .narrow_rows import narrow_row
+from .narrow_rows import NarrowWalk, narrow_row
 from .preorder import PreorderTrie, preorder
 from .row_sort import dense_packed, dense_pairs, merge_renamed, replaced_dense, small_sorted_row
 from .steps import Steps, _chain_to_expand, label_chain
@@ -370,6 +370,7 @@ def warm_kernel() -> None:
     lazy = LazyByteDFA(*node_nfa(rep(cls((0x61, 0x61), (0xE9, 0xE9)), 0, 3)))  # an on-demand DFA
     walk_row(lazy.as_byte_dfa(), lazy.initial, preorder(v.trie), on_demand=lazy)
     narrow_row(lazy.as_byte_dfa(), lazy.initial, preorder(v.trie), lazy, None)
+    NarrowWalk(preorder(v.trie), 1).row(lazy.as_byte_dfa(), lazy.initial, lazy, None, (tok[:1], -2))
     small_sorted_row(tok, end)
     merge_renamed(tok, np.zeros(len(tok), np.int16), end[:1], tok[:0], end[:0])  # a shape's ends
     dense = np.full(v.size, -3, np.int32)  # a sibling row (`fsm.index.sibling_rows`)

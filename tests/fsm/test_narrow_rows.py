@@ -5,6 +5,7 @@ expanded; on random automata and vocabularies the pairs are the general walk's."
 
 from __future__ import annotations
 
+import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -12,7 +13,7 @@ import fsm
 from fsm.automata import LazyByteDFA, node_nfa
 from fsm.index import LazyDfaIndex
 from fsm.index.kernels import kernels
-from fsm.index.narrow_rows import MAX_TOKENS, narrow_row
+from fsm.index.narrow_rows import MAX_TOKENS, NarrowWalk, narrow_row
 from fsm.regex.compile import regex_automaton
 from fsm.testing import check_same_row, walked_index
 
@@ -44,6 +45,8 @@ def test_a_wide_row_is_given_up_without_expanding_it(vocab):
     lazy.ensure(q)
     before = lazy.n_states, int(lazy.expanded_flags[: lazy.n_states].sum())
     assert narrow_row(index.dfa, q, kernels().vocabulary_preorder(vocab), lazy, None) is None
+    walk = NarrowWalk(kernels().vocabulary_preorder(vocab), len(vocab.eos_token_ids))
+    assert walk.row(index.dfa, q, lazy, None, None) is None
     assert (lazy.n_states, int(lazy.expanded_flags[: lazy.n_states].sum())) == before
     assert len(index.row(q).tokens) > MAX_TOKENS
 
@@ -71,6 +74,15 @@ def test_a_narrow_row_across_rounds_is_the_walks(vocab):
     assert sorted(zip(*(a.tolist() for a in got), strict=True)) == sorted(
         zip(*(a.tolist() for a in want), strict=True)
     )
+    # the index's walk, from a fresh automaton (rounds again), its pairs sorted and ready to keep
+    lazy = LazyByteDFA(*node_nfa(node))
+    q = lazy.initial
+    for b in b'{"size":':
+        q = lazy.step(q, b)
+    tok, end, has_text = NarrowWalk(trie, 1).row(lazy.as_byte_dfa(), q, lazy, None, None)
+    assert has_text and list(zip(tok.tolist(), end.tolist(), strict=True)) == sorted(
+        zip(*(a.tolist() for a in want), strict=True)
+    )
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -95,6 +107,11 @@ def test_narrow_rows_on_random_vocabularies_equal_the_walk(pattern, tokens, path
     got = narrow_row(dfa, q, trie, on_demand, None)
     assert got is not None  # a few dozen tokens: always narrow
     want = kernels().walk_row(dfa, q, trie, on_demand=on_demand)
-    assert sorted(zip(*(a.tolist() for a in got), strict=True)) == sorted(
-        zip(*(a.tolist() for a in want), strict=True)
-    )
+    pairs = sorted(zip(*(a.tolist() for a in want), strict=True))
+    assert sorted(zip(*(a.tolist() for a in got), strict=True)) == pairs
+    if on_demand is not None:  # an index's walk: the pairs sorted by token, EOS added when accepting
+        eos = (np.array(vocab.eos_token_ids, np.int32), -2) if dfa.accepting[q] else None
+        tok, end, has_text = NarrowWalk(trie, 1).row(dfa, q, on_demand, None, eos)
+        ready = pairs + ([(vocab.eos_token_ids[0], -2)] if eos else [])
+        assert list(zip(tok.tolist(), end.tolist(), strict=True)) == sorted(ready)
+        assert has_text == bool(pairs)
