@@ -14,6 +14,7 @@ import numpy as np
 
 from ..limits import Limits
 from .budget import EDGE_BYTES, SET_BYTES, SET_MEMBER_BYTES, Budget
+from .ranges import disjoint
 from .utf8_chains import LEAD, Utf8Chains
 
 _WHAT = "the automaton"
@@ -69,7 +70,14 @@ class StateSets:
         out = self._btrans.get(q)
         if out is None:
             # tuples of ints: untracked by the garbage collector once seen
-            out = self._btrans[q] = Utf8Chains.byte_edges(self._char_trans[q])
+            out = Utf8Chains.byte_edges(self._char_trans[q])
+            if len(out) > 1 and not disjoint(out):
+                # disjoint but out of order (a string's loop: its quote and backslash edges come
+                # last): kept sorted, each expansion reads them as they are, not cut by `pieces`
+                ordered = tuple(sorted(out))
+                if disjoint(ordered):
+                    out = ordered
+            self._btrans[q] = out
             self.budget.charge(len(out) * EDGE_BYTES, _WHAT)
         return out
 

@@ -11,7 +11,7 @@ from itertools import pairwise
 
 import pytest
 
-from fsm.automata import LazyByteDFA, alt, cls, lit, node_nfa, opt, rep, seq
+from fsm.automata import LazyByteDFA, alt, cls, lazy_dfa, lit, node_nfa, opt, rep, seq
 from fsm.automata.byte_classes import ClassCuts
 from fsm.automata.ranges import grouped, overlay, pieces
 
@@ -56,6 +56,33 @@ def test_edges_of_a_state_out_of_order_keep_the_language():
         assert lazy.accepts(text.encode()), text
     for text in ("c", "ab", "è", ""):
         assert not lazy.accepts(text.encode()), text
+
+
+def test_disjoint_edges_out_of_order_are_kept_sorted_and_keep_the_language(monkeypatch):
+    """A JSON string's loop reads its quote and backslash last: its byte edges are disjoint but out
+    of order, kept sorted once (no `pieces` cut at each expansion), and the rows read the same."""
+    quote, esc, loop = 1, 2, 0
+    trans = [
+        [
+            (0x20, 0x21, loop),
+            (0x23, 0x5B, loop),
+            (0x5D, 0x10FFFF, loop),
+            (0x5C, 0x5C, esc),
+            (0x22, 0x22, quote),
+        ],
+        [],
+        [(0x6E, 0x6E, loop)],
+    ]
+    cut = []
+    monkeypatch.setattr(lazy_dfa, "pieces", lambda ev: cut.append(ev) or pieces(ev))
+    lazy = LazyByteDFA(trans, [[], [], []], 0, 1)
+    lazy.ensure(lazy.initial)
+    assert cut == []  # read as they stand, once sorted
+    d = lazy.as_byte_dfa()
+    for text in ('"', 'ab"', '\\n"', 'é漢"', '😀"'):
+        assert d.accepts(text.encode()), text
+    for text in ("", "a", '\\x"', '"a', '\x01"'):
+        assert not d.accepts(text.encode()), text
 
 
 def test_a_row_writes_each_piece_over_its_classes_and_refuses_a_split_class():
