@@ -37,6 +37,7 @@ from ..automata import ByteDFA
 from ..limits import Deadline
 from .contract import OnDemand
 from .preorder import PreorderTrie
+from .row_sort import sort_pairs
 from .walk_arrays import walk_view
 
 MAX_TOKENS = 256  # a row past this many tokens is no narrow row: its own path makes it
@@ -169,16 +170,7 @@ def narrow_round(
         out[0, n_out] = e
         out[1, n_out] = finished
         n_out += 1
-    for i in range(1, n_out):  # a few tokens: by insertion
-        t = out[0, i]
-        e = out[1, i]
-        j = i
-        while j > 0 and out[0, j - 1] > t:
-            out[0, j] = out[0, j - 1]
-            out[1, j] = out[1, j - 1]
-            j -= 1
-        out[0, j] = t
-        out[1, j] = e
+    sort_pairs(out[0], out[1], n_out)
     return n_out, 0, visited
 
 

@@ -65,6 +65,27 @@ def sorted_packed_row(
 
 
 @numba.njit(cache=True, nogil=True)
+def sort_pairs(tok, end, n):  # pragma: no cover - compiled
+    """The first ``n`` (token, end) pairs of ``tok``, ``end`` sorted by token in place, by
+    insertion: a narrow row holds a few tokens.
+
+    >>> t, e = np.array([5, 2, 9], np.int32), np.array([1, 2, 3], np.int32)
+    >>> sort_pairs(t, e, 3); t.tolist(), e.tolist()
+    ([2, 5, 9], [2, 1, 3])
+    """
+    for i in range(1, n):
+        t = tok[i]
+        e = end[i]
+        j = i
+        while j > 0 and tok[j - 1] > t:
+            tok[j] = tok[j - 1]
+            end[j] = end[j - 1]
+            j -= 1
+        tok[j] = t
+        end[j] = e
+
+
+@numba.njit(cache=True, nogil=True)
 def small_sorted_row(tok, end):  # pragma: no cover - compiled
     """A narrow row's pairs sorted by token (int32 copies), by insertion: one call where a
     sortedness test, an argsort and two gathers cost ~5 µs of numpy calls for a few tokens.
@@ -73,19 +94,9 @@ def small_sorted_row(tok, end):  # pragma: no cover - compiled
     >>> t.tolist(), e.tolist()
     ([2, 5, 9], [2, 1, 3])
     """
-    n = len(tok)
-    out_t = np.empty(n, np.int32)
-    out_e = np.empty(n, np.int32)
-    for i in range(n):
-        t = tok[i]
-        e = end[i]
-        j = i
-        while j > 0 and out_t[j - 1] > t:
-            out_t[j] = out_t[j - 1]
-            out_e[j] = out_e[j - 1]
-            j -= 1
-        out_t[j] = t
-        out_e[j] = e
+    out_t = tok.astype(np.int32)
+    out_e = end.astype(np.int32)
+    sort_pairs(out_t, out_e, len(out_t))
     return out_t, out_e
 
 
