@@ -187,7 +187,8 @@ class LazyByteDFA(StateRows, StateSets, LiteralRuns, GuardPoints, CharacterState
     def loop_ranges(self, d: int, loop: int | None = None) -> tuple[tuple[int, int], ...] | None:
         """The character ranges past ASCII of state ``d``'s NFA states (sorted, repeats kept) when
         every such character leads to ``loop`` (default ``d``) and ``loop`` is one NFA state of the
-        character NFA (a free string's loop, or the state before it), else None. States with the
+        character NFA or of a block (a free string's loop, or the state before it; a string's
+        inside a `{}` value), else None. States with the
         same ranges into such loops have the same states inside a character, up to names
         (`fsm.index.body_twins`).
 
@@ -198,21 +199,28 @@ class LazyByteDFA(StateRows, StateSets, LiteralRuns, GuardPoints, CharacterState
         """
         if self._points:
             return None
-        calls, n_real = self._calls, self._n_real
+        calls, n_real, counters = self._calls, self._n_real, self._counters
         # a rule call's configuration (NFA state, stack) reads what its NFA state reads (`pushdown`)
         split = calls.split if calls is not None else lambda c: (c, 0)
+        # a block's state (a string inside a `{}` value: negative) makes its states inside a
+        # character from its edges as a state of the character NFA does (`utf8_chains`)
+        virtual = counters is not None and calls is None
         into = self._set(d if loop is None else loop)
         if len(into) != 1:
             return None
         q, sid = split(into[0])
-        if not 0 <= q < n_real:
+        if not (0 <= q < n_real or (virtual and q < 0)):
             return None
         out = []
         for c in self._set(d):
             p, psid = split(c) if c >= 0 else (c, 0)
-            if not 0 <= p < n_real:
+            if 0 <= p < n_real:
+                edges = self._char_trans[p]
+            elif virtual and p < 0:
+                edges = counters.edges(p)
+            else:
                 return None
-            for lo, hi, t in self._char_trans[p]:
+            for lo, hi, t in edges:
                 if hi >= 0x80:
                     if t != q or psid != sid:
                         return None

@@ -219,6 +219,29 @@ def test_twin_loops_inside_rule_calls(vocab, tokenizer):
     assert twins >= 3
 
 
+def test_twin_loops_inside_any_value(vocab, tokenizer):
+    """A string inside a `{}` value is a block's state (negative), not the character NFA's: its
+    body comes from a twin too — one searched in another field, at another depth, or a plain
+    string's — and each row and token end is a walk's."""
+    props = {"a": {}, "b": {}, "s": {"type": "string"}}
+    index = fsm.compile(fsm.JsonSchema({"type": "object", "properties": props}), vocab, cache=False)
+    walked = walked_index(index)
+    inside = [vocab.tokens.index(bytes([b])) for b in (0xC3, 0xE2, 0xF0)]
+    twins = 0
+    for text in ('{"s":"x', '{"a":"x', '{"b":"x', '{"a":["x', '{"b":{"k":"x', '{"a":{"k":[{"j":"x'):
+        m = index.matcher()
+        for t in tokenizer.encode(text, add_special_tokens=False):
+            m.advance(t)
+        row = index.row(m.state)
+        assert index.lazy.state_set(m.state)[0] < 0 or text.startswith('{"s"')  # a block's state
+        twins += type(row).__name__ == "ShapedRow" and int((row.names < 0).sum()) == len(row.names) - 1
+        for t in inside:
+            got, want = row.next_state(t), walked.row(m.state).next_state(t)
+            assert got == want or index.lazy.state_set(got) == index.lazy.state_set(want)
+        check_same_row(index, walked, m.state)
+    assert twins >= 4
+
+
 def test_the_kernels_a_row_calls_are_loaded_before_its_deadline():
     """In a fresh process, `ensure_compiled` (run before a row's deadline starts) has compiled or
     loaded every kernel a narrow, literal or shaped row calls from Python: none is compiled inside
