@@ -279,12 +279,13 @@ class NFA:
         """An unbounded JSON value as a pushdown block (lazy consumers only, see `any_value`)."""
         if self.counters is None:
             raise NotRegular("an unconstrained JSON value nests without bound")
-        key = ("any", node.max_string_length)
-        dfas = self.counters.units.get(key)
+        dfas = _ANY_DFAS.get(node.max_string_length)
         if dfas is None:
-            dfas = self.counters.units[key] = [
-                node_to_char_dfa(part, self.budget) for part in scalar_nodes(node.max_string_length)
-            ]
+            # the scalar and key DFAs of any value, per process: their trees rebuilt and looked up
+            # in the DFA memo cost ~80 µs of a schema's ~1 ms compile per `{}` value
+            dfas = tuple(node_to_char_dfa(part, self.budget) for part in scalar_nodes(node.max_string_length))
+            if len(_ANY_DFAS) < 64:  # (a few string bounds recur: a dozen are plenty)
+                _ANY_DFAS[node.max_string_length] = dfas
         return self._enter(AnyValueBlock(dfas[0], dfas[1], self.new(), node.indent, node.depth), s)
 
     def _length_product(self, node: And, s: int, enc: bool) -> int | None:
@@ -382,6 +383,11 @@ class NFA:
             return [True] * len(self.trans)
         entries = self.counters.entries if self.counters is not None else ()
         return trim_nfa(self.trans, self.eps, final, entries, calls, self.budget.deadline)
+
+
+# any value's (scalar, key) DFAs by their strings' length bound (`NFA._any_json`); DFAs are never
+# modified in place
+_ANY_DFAS: dict[int | None, tuple] = {}
 
 
 def node_to_char_dfa(node: Node, budget: Budget | None = None) -> CharDFA | None:
