@@ -242,6 +242,28 @@ def test_twin_loops_inside_any_value(vocab, tokenizer):
     assert twins >= 4
 
 
+def test_loops_inside_a_counted_block_are_walked_rows(vocab, tokenizer):
+    """A string inside the items of a long counted array is a counter block's state (negative,
+    one per count): where it loops on itself it may take a twin's body as a block's `{}` string
+    does; each row and token end is a walk's either way."""
+    schema = {"type": "array", "items": {"type": "string"}, "maxItems": 400}
+    index = fsm.compile(fsm.JsonSchema(schema), vocab, cache=False)
+    walked = walked_index(index)
+    inside = [vocab.tokens.index(bytes([b])) for b in (0xC3, 0xE2, 0xF0)]
+    checked = 0
+    for text in ('["x', '["a","x', '["a","b","c","x', '["é', '["a\\n'):
+        m = index.matcher()
+        for t in tokenizer.encode(text, add_special_tokens=False):
+            m.advance(t)
+        row = index.row(m.state)
+        for t in inside:
+            got, want = row.next_state(t), walked.row(m.state).next_state(t)
+            assert got == want or index.lazy.state_set(got) == index.lazy.state_set(want)
+        check_same_row(index, walked, m.state)
+        checked += index.lazy.state_set(m.state)[0] < 0
+    assert checked >= 2  # (the first item is before the block: its strings are real states)
+
+
 def test_the_kernels_a_row_calls_are_loaded_before_its_deadline():
     """In a fresh process, `ensure_compiled` (run before a row's deadline starts) has compiled or
     loaded every kernel a narrow, literal or shaped row calls from Python: none is compiled inside
