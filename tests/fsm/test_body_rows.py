@@ -164,6 +164,28 @@ def test_strings_inside_any_value_are_shaped(vocab, tokenizer):
     assert shaped >= 5
 
 
+def _row_as_walked(index: LazyDfaIndex, walked: LazyDfaIndex, tokenizer, vocab, text: str):
+    """(state, row, whether its body came from a twin) after ``text``, the row checked against a
+    walk's: its tokens and mask, and the end of each token that stops inside a 2-, 3- or 4-byte
+    character (byte-level BPE spells those bytes alone) — a state made later from a twin's path
+    (so the twin is told before: the check names them), or one of the same NFA set."""
+    m = index.matcher()
+    for t in tokenizer.encode(text, add_special_tokens=False):
+        m.advance(t)
+    row = index.row(m.state)
+    twin = _from_twin(row)
+    for t in (vocab.tokens.index(bytes([b])) for b in (0xC3, 0xE2, 0xF0)):
+        got, want = row.next_state(t), walked.row(m.state).next_state(t)
+        assert got == want or index.lazy.state_set(got) == index.lazy.state_set(want)
+    check_same_row(index, walked, m.state)
+    return m.state, row, twin
+
+
+def _from_twin(row) -> bool:
+    """Whether ``row`` is a shape's whose body came from a twin: none of its states named but the loop."""
+    return type(row).__name__ == "ShapedRow" and int((row.names < 0).sum()) == len(row.names) - 1
+
+
 def test_a_twin_loop_takes_its_body_unsearched(vocab, tokenizer):
     """Every string field is a loop of its own; a loop like one searched before (`body_twins`) takes
     the body's shape unsearched, its states inside a character named only when a token ends there —
@@ -171,22 +193,13 @@ def test_a_twin_loop_takes_its_body_unsearched(vocab, tokenizer):
     props = {k: {"type": "string"} for k in "abcd"}
     index = fsm.compile(fsm.JsonSchema({"type": "object", "properties": props}), vocab, cache=False)
     walked = walked_index(index)
-    # tokens that end inside a 2-, 3- or 4-byte character (byte-level BPE spells bytes alone)
-    inside = [vocab.tokens.index(bytes([b])) for b in (0xC3, 0xE2, 0xF0)]
     names = []
     for k in "abcd":
-        m = index.matcher()
-        for t in tokenizer.encode('{"' + k + '":"x', add_special_tokens=False):
-            m.advance(t)
-        row = index.row(m.state)
+        _, row, twin = _row_as_walked(index, walked, tokenizer, vocab, '{"' + k + '":"x')
         if k == "a":  # its shape may be sighted here first: that row is walked
             continue
         assert type(row).__name__ == "ShapedRow"
-        names.append(int((row.names < 0).sum()) == len(row.names) - 1 > 5)  # none named but the loop
-        for t in inside:
-            got, want = row.next_state(t), walked.row(m.state).next_state(t)
-            assert got == want or index.lazy.state_set(got) == index.lazy.state_set(want)
-        check_same_row(index, walked, m.state)
+        names.append(twin and len(row.names) > 6)  # none named but the loop
     assert all(names)  # the later fields' bodies came from the first's, unsearched
 
 
@@ -203,19 +216,11 @@ def test_twin_loops_inside_rule_calls(vocab, tokenizer):
     }
     index = fsm.compile(fsm.JsonSchema(schema), vocab, cache=False)
     walked = walked_index(index)
-    inside = [vocab.tokens.index(bytes([b])) for b in (0xC3, 0xE2, 0xF0)]
     twins = 0
     for text in ('{"n":"x', '{"m":"x', '{"kids":[{"n":"x', '{"kids":[{"m":"x', '{"kids":[{"kids":[{"n":"x'):
-        m = index.matcher()
-        for t in tokenizer.encode(text, add_special_tokens=False):
-            m.advance(t)
-        assert index.lazy.state_set(m.state)[0] >= index.lazy.n_real or "kids" not in text  # a configuration
-        row = index.row(m.state)
-        twins += type(row).__name__ == "ShapedRow" and int((row.names < 0).sum()) == len(row.names) - 1
-        for t in inside:
-            got, want = row.next_state(t), walked.row(m.state).next_state(t)
-            assert got == want or index.lazy.state_set(got) == index.lazy.state_set(want)
-        check_same_row(index, walked, m.state)
+        state, _, twin = _row_as_walked(index, walked, tokenizer, vocab, text)
+        assert index.lazy.state_set(state)[0] >= index.lazy.n_real or "kids" not in text  # a configuration
+        twins += twin
     assert twins >= 3
 
 
@@ -226,19 +231,11 @@ def test_twin_loops_inside_any_value(vocab, tokenizer):
     props = {"a": {}, "b": {}, "s": {"type": "string"}}
     index = fsm.compile(fsm.JsonSchema({"type": "object", "properties": props}), vocab, cache=False)
     walked = walked_index(index)
-    inside = [vocab.tokens.index(bytes([b])) for b in (0xC3, 0xE2, 0xF0)]
     twins = 0
     for text in ('{"s":"x', '{"a":"x', '{"b":"x', '{"a":["x', '{"b":{"k":"x', '{"a":{"k":[{"j":"x'):
-        m = index.matcher()
-        for t in tokenizer.encode(text, add_special_tokens=False):
-            m.advance(t)
-        row = index.row(m.state)
-        assert index.lazy.state_set(m.state)[0] < 0 or text.startswith('{"s"')  # a block's state
-        twins += type(row).__name__ == "ShapedRow" and int((row.names < 0).sum()) == len(row.names) - 1
-        for t in inside:
-            got, want = row.next_state(t), walked.row(m.state).next_state(t)
-            assert got == want or index.lazy.state_set(got) == index.lazy.state_set(want)
-        check_same_row(index, walked, m.state)
+        state, _, twin = _row_as_walked(index, walked, tokenizer, vocab, text)
+        assert index.lazy.state_set(state)[0] < 0 or text.startswith('{"s"')  # a block's state
+        twins += twin
     assert twins >= 4
 
 
@@ -249,18 +246,10 @@ def test_loops_inside_a_counted_block_are_walked_rows(vocab, tokenizer):
     schema = {"type": "array", "items": {"type": "string"}, "maxItems": 400}
     index = fsm.compile(fsm.JsonSchema(schema), vocab, cache=False)
     walked = walked_index(index)
-    inside = [vocab.tokens.index(bytes([b])) for b in (0xC3, 0xE2, 0xF0)]
     checked = 0
     for text in ('["x', '["a","x', '["a","b","c","x', '["é', '["a\\n'):
-        m = index.matcher()
-        for t in tokenizer.encode(text, add_special_tokens=False):
-            m.advance(t)
-        row = index.row(m.state)
-        for t in inside:
-            got, want = row.next_state(t), walked.row(m.state).next_state(t)
-            assert got == want or index.lazy.state_set(got) == index.lazy.state_set(want)
-        check_same_row(index, walked, m.state)
-        checked += index.lazy.state_set(m.state)[0] < 0
+        state, _, _ = _row_as_walked(index, walked, tokenizer, vocab, text)
+        checked += index.lazy.state_set(state)[0] < 0
     assert checked >= 2  # (the first item is before the block: its strings are real states)
 
 
